@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# t_shim_sigkill: a run killed with SIGKILL 1.5 s in keeps all but its last quarter second.
+# t_spin burns CPU on two threads at 997 Hz (199 where perf events are refused); SIGKILL at 1.5 s.
+# - cpuprof.<pid>.bin reads (ours and the reference reader's logic, tolerating a cut record);
+# - its samples span at least 1.1 s of wall time (last sample time minus first), from both threads;
+# - meta.json parses and its status reads "running".
+set -u
+. "$ROOT/tests/lib.sh"
+need_shim
+build_target t_spin
+hz=199
+if perf_events_allowed; then hz=997; fi
+
+python3 - "$hz" <<'EOF2'
+import collections, os, signal, subprocess, sys, time
+import samples
+from shimlib import *
+
+hz = int(sys.argv[1])
+t0 = time.monotonic()
+p = subprocess.Popen([target("t_spin"), "20"], env=shim_env("out", HZ=hz), stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)
+time.sleep(max(0.0, 1.5 - (time.monotonic() - t0)))
+p.send_signal(signal.SIGKILL)
+out, err = p.communicate(timeout=30)
+check(p.returncode == -signal.SIGKILL, "t_spin ended with %s, not SIGKILL" % sig_name(p.returncode))
+files = samples.bin_files("out")
+check(p.pid in files, "no cpuprof.%d.bin after SIGKILL: %s" % (p.pid, sorted(os.listdir("out"))))
+stem = files[p.pid][0][1]
+sf = samples.read_samples(stem + ".bin")
+n_ref = samples.check_reference_reader(stem + ".bin")
+allrec = samples.read_samples(stem + ".bin", beyond_count=True)
+info("header count %d, %d whole records in the file (%d stray bytes), reference reader %d, dropped %d"
+     % (sf.count, sf.records_in_file, sf.partial_tail, n_ref, sf.dropped))
+check(sf.samples, "no samples in %s.bin" % stem)
+ts = [s.t for s in sf.samples]
+span = (max(ts) - min(ts)) / 1e9
+tids = collections.Counter(s.tid for s in sf.samples)
+info("samples span %.3f s, per thread %s" % (span, dict(tids)))
+check(span >= 1.1, "the samples kept span %.3f s of the 1.5 s run (want >= 1.1 s)" % span)
+check(len(tids) >= 2 and min(tids.values()) >= 0.25 * len(sf.samples),
+      "samples from both threads expected, got %s" % dict(tids))
+# both threads burnt ~1.5 s each: at least 1.1 s of it per thread should be kept
+for tid, n in tids.items():
+    check(n >= 1.0 * hz * 0.5, "thread %d: only %d samples" % (tid, n))
+samples.read_maps(stem + ".maps")
+meta = samples.read_meta("out/meta.json")
+check(meta.get("status") == "running", "meta.json status %r after SIGKILL, expected \"running\"" % meta.get("status"))
+EOF2
