@@ -4,9 +4,10 @@
 CC      ?= gcc
 CXX     ?= g++
 BUILD   := build
-WARN    := -Wall -Wextra -Werror
+WARN    := -Wall -Wextra -Werror -Wno-format-truncation
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -D_GNU_SOURCE
+# -Wno-format-truncation: paths are cut at PATH_MAX on purpose; a cut path fails to open and is logged.
 # pkg-config is asked only when a recipe runs, after `deps` has installed what is missing.
 PKG      = $(shell pkg-config --cflags $(1))
 PKGLIBS  = $(shell pkg-config --libs $(1))
@@ -14,7 +15,7 @@ PKGLIBS  = $(shell pkg-config --libs $(1))
 PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c))
 SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c)))
 REPORT_SRC   := $(sort $(wildcard report/*.c))
-PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h)
+PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h) Makefile
 SYM_HDR      := $(wildcard symbolize/*.h include/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
@@ -38,8 +39,8 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 # __tls_get_addr, which may allocate).
 $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
-	  $(call PKG,libunwind libcjson) -Ipreload -o $@ $(PRELOAD_SRC) \
-	  $(call PKGLIBS,libunwind libcjson) -ldl -lrt
+	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
+	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs
 
 $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #define PS_API __attribute__((visibility("default")))
 
@@ -41,5 +43,17 @@ void ps_path(char *buf, size_t size, const char *name);
 
 /* Pids of the run's live processes (from procs.jsonl), at most max; returns the count. */
 int ps_run_pids(pid_t *pids, int max);
+
+/* The C library's own functions behind the ones lifecycle.c wraps (the shim's internal calls
+ * must never go through its own wrappers). Resolved on first use. */
+#include <signal.h>
+int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int ps_real_close(int fd);
+int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
+/* Set when the shim is working in this process (sampling or leader duties). */
+extern int ps_active;
+/* Whether this process is the run's leader now. */
+extern _Atomic int ps_is_leader;
 
 #endif

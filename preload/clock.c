@@ -1,0 +1,242 @@
+/* clock.c: what makes SIGPROF fire on each thread's own CPU time. Two clocks (DESIGN 2):
+ * a perf_event task-clock per thread, whose overflow is signalled to that thread through a
+ * read-only (overwrite) ring buffer so the clock never stops, and a POSIX CPU-time timer per
+ * thread, which is nearly free but fires only on the scheduler tick. `auto` takes the timer
+ * when the asked rate is within the tick rate and perf events above it.
+ * Never called from the signal handler. Every descriptor is close-on-exec and kept high, away
+ * from the numbers the target expects to get. */
+#include "clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "sampler.h"
+#include "shim.h"
+
+enum ps_clock ps_clock_in_use = PS_CLOCK_TIMER;
+int ps_kernel_hz = 250;
+char ps_kernel_hz_source[64] = "assumed";
+char ps_clock_reason[160] = "";
+
+static long page_size;
+
+static int hz_from_config_line(const char *line)
+{
+    if (strncmp(line, "CONFIG_HZ=", 10) == 0)
+        return atoi(line + 10);
+    return 0;
+}
+
+static void detect_kernel_hz(void)
+{
+    struct utsname u;
+    char path[PATH_MAX], line[256];
+    if (uname(&u) == 0) {
+        snprintf(path, sizeof path, "/boot/config-%s", u.release);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            int hz = 0;
+            while (!hz && fgets(line, sizeof line, f))
+                hz = hz_from_config_line(line);
+            fclose(f);
+            if (hz > 0) {
+                ps_kernel_hz = hz;
+                snprintf(ps_kernel_hz_source, sizeof ps_kernel_hz_source, "%s", path);
+                return;
+            }
+        }
+    }
+    gzFile gz = gzopen("/proc/config.gz", "rb");
+    if (gz) {
+        int hz = 0;
+        while (!hz && gzgets(gz, line, sizeof line))
+            hz = hz_from_config_line(line);
+        gzclose(gz);
+        if (hz > 0) {
+            ps_kernel_hz = hz;
+            snprintf(ps_kernel_hz_source, sizeof ps_kernel_hz_source, "/proc/config.gz");
+            return;
+        }
+    }
+    ps_log("kernel tick rate unknown (no kernel config readable); assuming CONFIG_HZ=%d", ps_kernel_hz);
+}
+
+/* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
+int clock_move_fd_high(int fd)
+{
+    struct rlimit rl;
+    int base = 512;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < (rlim_t)base)
+        base = (int)(rl.rlim_cur / 2);
+    if (fd >= base)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
+    if (high < 0)
+        return fd;
+    ps_real_close(fd);
+    return high;
+}
+
+static int perf_open(pid_t tid)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = 1000000000ull / (unsigned)ps_cfg.hz;
+    a.sample_type = 0;
+    a.wakeup_events = 1;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int arm_perf(struct ps_thread *t)
+{
+    int fd = perf_open(t->tid);
+    if (fd < 0)
+        return -1;
+    fd = clock_move_fd_high(fd);
+    /* Read-only mapping: the kernel overwrites old records, so the buffer never fills and
+     * every overflow wakes us without stopping the clock for a re-arm. */
+    void *rb = mmap(NULL, 2 * page_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (rb == MAP_FAILED)
+        goto fail;
+    struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
+    sampler_mark_perf_fd(fd, 1);
+    if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+        sampler_mark_perf_fd(fd, 0);
+        munmap(rb, 2 * page_size);
+        goto fail;
+    }
+    t->perf_fd = fd;
+    t->perf_rb = rb;
+    return 0;
+fail:
+    ps_real_close(fd);
+    return -1;
+}
+
+static int arm_timer(struct ps_thread *t, int self)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = t->tid;
+    sev.sigev_value.sival_ptr = &ps_timer_cookie;
+    /* Another thread's CPU clock: the kernel's encoding of a per-thread CPUCLOCK_SCHED. */
+    clockid_t cid = self ? CLOCK_THREAD_CPUTIME_ID : (clockid_t)((~(unsigned)t->tid << 3) | 6);
+    if (timer_create(cid, &sev, &t->timer) != 0)
+        return -1;
+    long period = 1000000000L / ps_cfg.hz;
+    struct itimerspec its = { { period / 1000000000L, period % 1000000000L },
+                              { period / 1000000000L, period % 1000000000L } };
+    if (timer_settime(t->timer, 0, &its, NULL) != 0) {
+        timer_delete(t->timer);
+        return -1;
+    }
+    t->has_timer = 1;
+    return 0;
+}
+
+int clock_arm(struct ps_thread *t, int self)
+{
+    if (ps_cfg.hz <= 0)
+        return 0;
+    if (ps_clock_in_use == PS_CLOCK_PERF) {
+        if (arm_perf(t) == 0)
+            return 0;
+        ps_log_once("perf-thread", "perf event for thread %d refused (%s); that thread and later ones that fail use the tick timer",
+                    (int)t->tid, strerror(errno));
+    }
+    if (arm_timer(t, self) == 0)
+        return 0;
+    ps_log_once("timer-thread", "no CPU-time timer for thread %d (%s): it is not sampled", (int)t->tid, strerror(errno));
+    return -1;
+}
+
+void clock_disarm(struct ps_thread *t)
+{
+    if (t->has_timer) {
+        timer_delete(t->timer);
+        t->has_timer = 0;
+    }
+    if (t->perf_fd >= 0) {
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        sampler_mark_perf_fd(t->perf_fd, 0);
+        munmap(t->perf_rb, 2 * page_size);
+        ps_real_close(t->perf_fd);
+        t->perf_fd = -1;
+        t->perf_rb = NULL;
+    }
+}
+
+void clock_forget_inherited(struct ps_thread *t)
+{
+    /* In a fork child: the parent's events are the parent's; drop our copies only. */
+    if (t->perf_fd >= 0) {
+        sampler_mark_perf_fd(t->perf_fd, 0);
+        munmap(t->perf_rb, 2 * page_size);
+        ps_real_close(t->perf_fd);
+    }
+    t->perf_fd = -1;
+    t->perf_rb = NULL;
+    t->has_timer = 0;
+}
+
+int clock_relocate_fd(struct ps_thread *t)
+{
+    /* The target wants our descriptor number (dup2 onto it): take another one, then point
+     * the signal's si_fd at it by registering O_ASYNC again. */
+    int fd = fcntl(t->perf_fd, F_DUPFD_CLOEXEC, t->perf_fd + 1);
+    if (fd < 0)
+        return -1;
+    sampler_mark_perf_fd(fd, 1);
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK);
+    int old = t->perf_fd;
+    t->perf_fd = fd;
+    sampler_mark_perf_fd(old, 0);
+    return old;
+}
+
+void clock_setup(void)
+{
+    page_size = sysconf(_SC_PAGESIZE);
+    detect_kernel_hz();
+    if (ps_cfg.hz <= 0)
+        return;
+    int want_perf = ps_cfg.clock == PS_CLOCK_PERF || (ps_cfg.clock == PS_CLOCK_AUTO && ps_cfg.hz > ps_kernel_hz);
+    if (!want_perf) {
+        ps_clock_in_use = PS_CLOCK_TIMER;
+        snprintf(ps_clock_reason, sizeof ps_clock_reason, "%s",
+                 ps_cfg.clock == PS_CLOCK_TIMER ? "asked for" : "rate within the kernel tick rate");
+        return;
+    }
+    int fd = perf_open(0);
+    if (fd < 0) {
+        ps_clock_in_use = PS_CLOCK_TIMER;
+        snprintf(ps_clock_reason, sizeof ps_clock_reason, "perf_event_open refused: %s", strerror(errno));
+        ps_log("perf events refused (%s): sampling on the tick timer, weighted by overruns", strerror(errno));
+        return;
+    }
+    ps_real_close(fd);
+    ps_clock_in_use = PS_CLOCK_PERF;
+    snprintf(ps_clock_reason, sizeof ps_clock_reason, "%s",
+             ps_cfg.clock == PS_CLOCK_PERF ? "asked for" : "rate above the kernel tick rate");
+}

@@ -1,0 +1,24 @@
+/* clock.h: per-thread sampling clocks (perf_event task-clock or POSIX CPU-time timer). */
+#ifndef PERFSCOPE_CLOCK_H
+#define PERFSCOPE_CLOCK_H
+
+#include "ring.h"
+#include "shim.h"
+
+extern enum ps_clock ps_clock_in_use;
+extern int ps_kernel_hz;
+extern char ps_kernel_hz_source[64];
+extern char ps_clock_reason[160];
+
+/* Once at start: the kernel tick rate and which clock runs. */
+void clock_setup(void);
+/* Starts sampling thread t (self: t is the calling thread). 0, or -1 when it cannot. */
+int clock_arm(struct ps_thread *t, int self);
+void clock_disarm(struct ps_thread *t);
+/* In a fork child: forget (and close our copies of) the parent's clocks. */
+void clock_forget_inherited(struct ps_thread *t);
+/* Moves t's perf descriptor to a new number; returns the old one (now free to close) or -1. */
+int clock_relocate_fd(struct ps_thread *t);
+int clock_move_fd_high(int fd);
+
+#endif

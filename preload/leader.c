@@ -1,0 +1,299 @@
+/* leader.c: the run's leader. One process of a process tree holds an flock on <out>/.leader;
+ * it alone watches the markers file (inotify) and reads the whole-device counters, at every
+ * boundary and every PERFSCOPE_COUNTER_MS. When it exits the lock is released and a follower's
+ * writer thread takes over, resuming the markers file where the old leader stopped (the
+ * offset is kept in .leader). Must never block the target: everything runs on its own thread. */
+#include "leader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "clock.h"
+#include "counters/counters.h"
+#include "markers.h"
+#include "meta.h"
+#include "sampler.h"
+#include "shim.h"
+
+int ps_leader_fd = -1;
+int ps_inotify_fd = -1;
+int ps_owns_meta; /* this process started the run: it writes meta.json's status at exit */
+
+static pthread_t watcher;
+static int watcher_running;
+static _Atomic int watcher_stop;
+
+/* What a leader hands to the next one: how far the markers file has been read. */
+struct leader_state {
+    long first_pid;
+    long long offset;
+    long line_no;
+};
+
+static void state_read(struct leader_state *s)
+{
+    memset(s, 0, sizeof *s);
+    char buf[256];
+    ssize_t n = pread(ps_leader_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    if (sscanf(buf, "pid=%ld offset=%lld line=%ld", &s->first_pid, &s->offset, &s->line_no) != 3)
+        memset(s, 0, sizeof *s);
+}
+
+static void state_write(const struct leader_state *s)
+{
+    char buf[128];
+    int n = snprintf(buf, sizeof buf, "pid=%ld offset=%lld line=%ld\n", s->first_pid, s->offset, s->line_no);
+    if (pwrite(ps_leader_fd, buf, (size_t)n, 0) == n)
+        (void)!ftruncate(ps_leader_fd, n);
+}
+
+static struct leader_state state;
+
+/* ---- the markers file ---- */
+
+static char partial[PS_MARKER_LINE_MAX + 1];
+static size_t partial_len;
+static int partial_overlong;
+
+static void feed(const char *data, size_t len, uint64_t now)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = data[i];
+        if (c == '\n') {
+            state.line_no++;
+            markers_parse_line(partial, partial_len + (size_t)partial_overlong, state.line_no, now);
+            partial_len = 0;
+            partial_overlong = 0;
+            continue;
+        }
+        if (partial_len < PS_MARKER_LINE_MAX)
+            partial[partial_len++] = c;
+        else
+            partial_overlong = 1; /* markers_parse_line cuts and logs what is over 4 KiB */
+    }
+}
+
+static void read_markers(void)
+{
+    if (!ps_cfg.markers[0])
+        return;
+    int fd = open(ps_cfg.markers, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size < state.offset) {
+        ps_log("markers file %s shrank (truncated or replaced): reading it again from the start", ps_cfg.markers);
+        state.offset = 0;
+        state.line_no = 0;
+        partial_len = 0;
+    }
+    char buf[8192];
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, state.offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        uint64_t now = ps_now_ns();
+        /* Only whole lines count as read: a partial line is kept in memory, and the offset
+         * handed to a successor stops at the last newline. */
+        feed(buf, (size_t)n, now);
+        state.offset += n;
+    }
+    ps_real_close(fd);
+    struct leader_state saved = state;
+    saved.offset -= (long long)partial_len + 0;
+    state_write(&saved);
+}
+
+static void watch_markers(void)
+{
+    if (!ps_cfg.markers[0])
+        return;
+    int fd = open(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ps_log("cannot create the markers file %s: %s; no phases from the file", ps_cfg.markers, strerror(errno));
+        return;
+    }
+    ps_real_close(fd);
+    if (ps_inotify_fd < 0) {
+        int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (in < 0) {
+            ps_log("inotify unavailable (%s): markers polled every 2 ms", strerror(errno));
+            return;
+        }
+        ps_inotify_fd = clock_move_fd_high(in);
+        sampler_mark_perf_fd(ps_inotify_fd, 1);
+    }
+    if (inotify_add_watch(ps_inotify_fd, ps_cfg.markers, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB) < 0)
+        ps_log("cannot watch %s: %s; markers polled", ps_cfg.markers, strerror(errno));
+}
+
+static void write_counters_line(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
+    pid_t pids[256];
+    int n = ps_run_pids(pids, 256);
+    counters_add_json(o, pids, n);
+    markers_append_jsonl("counters.jsonl", o);
+    cJSON_Delete(o);
+}
+
+static void *watcher_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    ps_guard_enter();
+    counters_open();
+    watch_markers();
+    read_markers();
+    uint64_t next_counters = ps_now_ns();
+    while (!atomic_load(&watcher_stop)) {
+        int timeout = 250;
+        if (ps_cfg.counter_ms > 0) {
+            uint64_t now = ps_now_ns();
+            if (now >= next_counters) {
+                write_counters_line();
+                next_counters = now + (uint64_t)ps_cfg.counter_ms * 1000000ull;
+            }
+            int left = (int)((next_counters - now) / 1000000ull);
+            if (left < timeout)
+                timeout = left < 1 ? 1 : left;
+        }
+        if (ps_inotify_fd >= 0) {
+            struct pollfd p = { .fd = ps_inotify_fd, .events = POLLIN };
+            int r = poll(&p, 1, timeout);
+            if (r > 0 && (p.revents & POLLIN)) {
+                char ev[4096];
+                while (read(ps_inotify_fd, ev, sizeof ev) > 0)
+                    ;
+            }
+        } else if (ps_cfg.markers[0]) {
+            struct timespec ts = { 0, 2000000 };
+            nanosleep(&ts, NULL);
+        } else {
+            struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000L };
+            nanosleep(&ts, NULL);
+        }
+        read_markers();
+    }
+    read_markers();
+    if (ps_cfg.counter_ms > 0)
+        write_counters_line();
+    return NULL;
+}
+
+static void become_leader(void)
+{
+    atomic_store(&ps_is_leader, 1);
+    atomic_store(&watcher_stop, 0);
+    if (ps_real_pthread_create(&watcher, NULL, watcher_main, NULL) == 0)
+        watcher_running = 1;
+    else
+        ps_log("cannot start the markers watcher thread: no phases from the markers file");
+}
+
+/* Whether any process of the run other than this one is alive (from procs.jsonl). */
+static int others_alive(void)
+{
+    pid_t pids[256];
+    int n = ps_run_pids(pids, 256);
+    for (int i = 0; i < n; i++)
+        if (pids[i] != getpid())
+            return 1;
+    return 0;
+}
+
+static int lock_leader(void)
+{
+    if (flock(ps_leader_fd, LOCK_EX | LOCK_NB) != 0)
+        return 0;
+    state_read(&state);
+    if (state.first_pid == (long)getpid()) {
+        ps_owns_meta = 1; /* our own earlier image, before an exec: carry on */
+    } else if (state.first_pid == 0 || !others_alive()) {
+        /* A new run (or a stale folder): start from the top of the markers file. */
+        memset(&state, 0, sizeof state);
+        state.first_pid = getpid();
+        ps_owns_meta = 1;
+    }
+    state_write(&state);
+    return 1;
+}
+
+int leader_start(void)
+{
+    char path[PATH_MAX];
+    ps_path(path, sizeof path, ".leader");
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ps_log("cannot open %s: %s; this process will not lead", path, strerror(errno));
+        return 0;
+    }
+    ps_leader_fd = clock_move_fd_high(fd);
+    sampler_mark_perf_fd(ps_leader_fd, 1);
+    if (!lock_leader())
+        return 0;
+    if (ps_owns_meta)
+        meta_write_start();
+    become_leader();
+    return 1;
+}
+
+void leader_try_takeover(void)
+{
+    if (ps_leader_fd < 0 || atomic_load(&ps_is_leader))
+        return;
+    if (lock_leader()) {
+        ps_log("process %d takes over as the run's leader", (int)getpid());
+        become_leader();
+    }
+}
+
+void leader_stop(void)
+{
+    if (!watcher_running)
+        return;
+    atomic_store(&watcher_stop, 1);
+    pthread_join(watcher, NULL);
+    watcher_running = 0;
+}
+
+void leader_forget_after_fork(void)
+{
+    /* The lock belongs to the open file description we share with the parent: closing our
+     * descriptor does not release it, and keeps the child a follower. */
+    if (ps_leader_fd >= 0) {
+        sampler_mark_perf_fd(ps_leader_fd, 0);
+        ps_real_close(ps_leader_fd);
+        ps_leader_fd = -1;
+    }
+    if (ps_inotify_fd >= 0) {
+        sampler_mark_perf_fd(ps_inotify_fd, 0);
+        ps_real_close(ps_inotify_fd);
+        ps_inotify_fd = -1;
+    }
+    watcher_running = 0;
+    ps_owns_meta = 0;
+    atomic_store(&ps_is_leader, 0);
+    partial_len = 0;
+}

@@ -1,0 +1,17 @@
+/* leader.h: one process of a run leads: it watches the markers and reads the whole-device
+ * counters. The others try to take over when it exits. */
+#ifndef PERFSCOPE_LEADER_H
+#define PERFSCOPE_LEADER_H
+
+#include <stdint.h>
+
+/* At start: 1 when this process became the leader. first_of_run: it also starts the run. */
+int leader_start(void);
+/* From the writer thread of a follower: becomes the leader if the old one is gone. */
+void leader_try_takeover(void);
+/* Stops the watcher thread (exit/exec); the lock is released with the process. */
+void leader_stop(void);
+/* In a fork child: the parent leads, not us. */
+void leader_forget_after_fork(void);
+
+#endif

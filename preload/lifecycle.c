@@ -1,0 +1,555 @@
+/* lifecycle.c: the C library functions the shim wraps, so it follows the target through its
+ * life: threads (pthread_create), process tree (fork, exec), the ways out (return from main,
+ * exit, _exit), late-loaded code (dlopen/dlclose) and the loader calls the handler must not
+ * unwind through (dl_iterate_phdr), signal dispositions (SIGPROF and the fatal ones), and the
+ * descriptor calls that could otherwise close or overwrite ours. Every wrapper must behave,
+ * towards the target, exactly as the function it wraps: same results, same errno. */
+#include "lifecycle.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "leader.h"
+#include "ring.h"
+#include "sampler.h"
+#include "shim.h"
+#include "writer.h"
+
+extern pid_t ps_pid;
+extern int ps_leader_fd, ps_inotify_fd;
+
+#define REAL(name) real_##name
+#define RESOLVE(name)                                                              \
+    do {                                                                           \
+        if (!real_##name)                                                          \
+            *(void **)&real_##name = dlsym(RTLD_NEXT, #name);                       \
+    } while (0)
+
+/* ---- real functions used inside the shim ---- */
+
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+static int (*real_close)(int);
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    RESOLVE(sigaction);
+    return real_sigaction(sig, act, old);
+}
+
+int ps_real_close(int fd)
+{
+    RESOLVE(close);
+    return real_close(fd);
+}
+
+int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    RESOLVE(pthread_create);
+    return real_pthread_create(t, attr, fn, arg);
+}
+
+/* ---- threads ---- */
+
+struct start_args {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *thread_trampoline(void *p)
+{
+    struct start_args a = *(struct start_args *)p;
+    free(p);
+    shim_thread_started();
+    return a.fn(a.arg);
+}
+
+PS_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    RESOLVE(pthread_create);
+    if (!ps_active || ps_cfg.hz <= 0)
+        return real_pthread_create(t, attr, fn, arg);
+    struct start_args *a = malloc(sizeof *a);
+    if (!a)
+        return real_pthread_create(t, attr, fn, arg);
+    a->fn = fn;
+    a->arg = arg;
+    int rc = real_pthread_create(t, attr, thread_trampoline, a);
+    if (rc != 0)
+        free(a);
+    return rc;
+}
+
+static int (*real_pthread_setname_np)(pthread_t, const char *);
+
+PS_API int pthread_setname_np(pthread_t thread, const char *name)
+{
+    RESOLVE(pthread_setname_np);
+    int rc = real_pthread_setname_np(thread, name);
+    if (rc == 0)
+        shim_thread_named(thread, name);
+    return rc;
+}
+
+/* ---- the process tree ---- */
+
+static pid_t (*real_fork)(void);
+
+PS_API pid_t fork(void)
+{
+    RESOLVE(fork);
+    int saved;
+    pid_t pid = real_fork();
+    saved = errno;
+    if (pid == 0)
+        shim_after_fork_child();
+    errno = saved;
+    return pid;
+}
+
+/* Before the image is replaced: everything sampled so far goes to disk. */
+static void before_exec(void)
+{
+    if (!ps_active || getpid() != ps_pid)
+        return; /* a vfork child shares our memory: leave the parent's state alone */
+    shim_finish("exec");
+}
+
+static void after_failed_exec(int saved_errno)
+{
+    if (ps_active && getpid() == ps_pid)
+        shim_resume_after_failed_exec();
+    errno = saved_errno;
+}
+
+static int (*real_execve)(const char *, char *const[], char *const[]);
+static int (*real_execv)(const char *, char *const[]);
+static int (*real_execvp)(const char *, char *const[]);
+static int (*real_execvpe)(const char *, char *const[], char *const[]);
+static int (*real_fexecve)(int, char *const[], char *const[]);
+
+PS_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+    RESOLVE(execve);
+    before_exec();
+    int rc = real_execve(path, argv, envp);
+    after_failed_exec(errno);
+    return rc;
+}
+
+PS_API int execv(const char *path, char *const argv[])
+{
+    RESOLVE(execv);
+    before_exec();
+    int rc = real_execv(path, argv);
+    after_failed_exec(errno);
+    return rc;
+}
+
+PS_API int execvp(const char *file, char *const argv[])
+{
+    RESOLVE(execvp);
+    before_exec();
+    int rc = real_execvp(file, argv);
+    after_failed_exec(errno);
+    return rc;
+}
+
+PS_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    RESOLVE(execvpe);
+    before_exec();
+    int rc = real_execvpe(file, argv, envp);
+    after_failed_exec(errno);
+    return rc;
+}
+
+PS_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    RESOLVE(fexecve);
+    before_exec();
+    int rc = real_fexecve(fd, argv, envp);
+    after_failed_exec(errno);
+    return rc;
+}
+
+/* The execl family builds an argv and goes through the wrappers above. */
+#define COLLECT_ARGS(first, ap, argv, with_env, envp)                                   \
+    do {                                                                                \
+        size_t n = 1;                                                                   \
+        va_list count;                                                                  \
+        va_copy(count, ap);                                                             \
+        while (va_arg(count, char *))                                                   \
+            n++;                                                                        \
+        va_end(count);                                                                  \
+        argv = alloca((n + 1) * sizeof(char *));                                        \
+        argv[0] = (char *)(first);                                                      \
+        for (size_t i = 1; i <= n; i++)                                                 \
+            argv[i] = i < n ? va_arg(ap, char *) : NULL;                                \
+        if (with_env) {                                                                 \
+            (void)va_arg(ap, char *);                                                   \
+            envp = va_arg(ap, char **);                                                 \
+        }                                                                               \
+    } while (0)
+
+PS_API int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char **argv, **envp = NULL;
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv, 0, envp);
+    va_end(ap);
+    (void)envp;
+    return execv(path, argv);
+}
+
+PS_API int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    char **argv, **envp = NULL;
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv, 0, envp);
+    va_end(ap);
+    (void)envp;
+    return execvp(file, argv);
+}
+
+PS_API int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char **argv, **envp = NULL;
+    va_start(ap, arg);
+    COLLECT_ARGS(arg, ap, argv, 1, envp);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
+
+/* ---- the ways out ---- */
+
+static int exit_code, exit_code_set;
+
+int lifecycle_exit_code(int *code)
+{
+    *code = exit_code;
+    return exit_code_set;
+}
+
+static void (*real_exit)(int);
+static void (*real__exit)(int);
+static void (*real__Exit)(int);
+
+PS_API void exit(int code)
+{
+    RESOLVE(exit);
+    exit_code = code;
+    exit_code_set = 1;
+    real_exit(code);
+    __builtin_unreachable();
+}
+
+static void finish_with_code(int code)
+{
+    char status[32] = "ok";
+    if (code != 0)
+        snprintf(status, sizeof status, "exit %d", code & 0xff);
+    shim_finish(status);
+}
+
+PS_API void _exit(int code)
+{
+    RESOLVE(_exit);
+    int saved = errno;
+    finish_with_code(code);
+    errno = saved;
+    real__exit(code);
+    __builtin_unreachable();
+}
+
+PS_API void _Exit(int code)
+{
+    RESOLVE(_Exit);
+    finish_with_code(code);
+    real__Exit(code);
+    __builtin_unreachable();
+}
+
+/* A return from main reaches exit() inside the C library, past any wrapper: so main itself
+ * is wrapped, to know its status. */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn target_main;
+
+static int main_trampoline(int argc, char **argv, char **envp)
+{
+    int rc = target_main(argc, argv, envp);
+    exit_code = rc;
+    exit_code_set = 1;
+    return rc;
+}
+
+PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
+                             void (*rtld_fini)(void), void *stack_end)
+{
+    int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+    *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
+    target_main = main;
+    return real(main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* ---- late-loaded code ---- */
+
+static void *(*real_dlopen)(const char *, int);
+static void *(*real_dlmopen)(Lmid_t, const char *, int);
+static int (*real_dlclose)(void *);
+static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+
+static void maps_changed(uint64_t from_ns)
+{
+    if (ps_active && getpid() == ps_pid && ps_cfg.hz > 0)
+        writer_maps_snapshot(from_ns);
+}
+
+PS_API void *dlopen(const char *file, int mode)
+{
+    RESOLVE(dlopen);
+    ps_guard_enter();
+    /* The new snapshot is in force from before the call: code in the library cannot run
+     * earlier, and everything mapped before stays mapped. */
+    uint64_t t = ps_now_ns();
+    void *h = real_dlopen(file, mode);
+    int saved = errno;
+    if (h && file)
+        maps_changed(t);
+    ps_guard_leave();
+    errno = saved;
+    return h;
+}
+
+PS_API void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+    RESOLVE(dlmopen);
+    ps_guard_enter();
+    uint64_t t = ps_now_ns();
+    void *h = real_dlmopen(lmid, file, mode);
+    int saved = errno;
+    if (h)
+        maps_changed(t);
+    ps_guard_leave();
+    errno = saved;
+    return h;
+}
+
+PS_API int dlclose(void *handle)
+{
+    RESOLVE(dlclose);
+    ps_guard_enter();
+    int rc = real_dlclose(handle);
+    int saved = errno;
+    /* In force from after the call: the library's code ran until it returned. */
+    if (rc == 0)
+        maps_changed(ps_now_ns());
+    ps_guard_leave();
+    errno = saved;
+    return rc;
+}
+
+PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    RESOLVE(dl_iterate_phdr);
+    ps_guard_enter();
+    int rc = real_dl_iterate_phdr(cb, data);
+    ps_guard_leave();
+    return rc;
+}
+
+/* ---- descriptors ---- */
+
+/* Our descriptors are not the target's: to it they do not exist, as without the shim. */
+static int is_ours(int fd)
+{
+    return ps_active && fd >= 0 && lifecycle_fd_is_ours(fd);
+}
+
+PS_API int close(int fd)
+{
+    RESOLVE(close);
+    if (is_ours(fd)) {
+        errno = EBADF;
+        return -1;
+    }
+    return real_close(fd);
+}
+
+static int (*real_close_range)(unsigned, unsigned, int);
+
+PS_API int close_range(unsigned first, unsigned last, int flags)
+{
+    RESOLVE(close_range);
+    if (!ps_active || !real_close_range)
+        return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
+    /* Close the gaps between our descriptors. */
+    unsigned lo = first;
+    int rc = 0;
+    for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
+        if (!is_ours((int)fd))
+            continue;
+        if (fd > lo && real_close_range(lo, fd - 1, flags) != 0)
+            rc = -1;
+        lo = fd + 1;
+    }
+    if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
+        rc = -1;
+    return rc;
+}
+
+PS_API void closefrom(int lowfd)
+{
+    if (lowfd < 0)
+        lowfd = 0;
+    close_range((unsigned)lowfd, ~0u, 0);
+}
+
+/* The target wants a number we hold: give ours another one first. */
+static void make_room(int fd)
+{
+    if (!is_ours(fd))
+        return;
+    int used = atomic_load(&ps_threads_used);
+    for (int i = 0; i < used; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        if (atomic_load(&t->state) == PS_T_LIVE && t->perf_fd == fd) {
+            int old = clock_relocate_fd(t);
+            if (old >= 0)
+                return; /* dup2 itself closes the old number */
+        }
+    }
+    int *holders[] = { &ps_leader_fd, &ps_inotify_fd };
+    for (size_t i = 0; i < 2; i++) {
+        if (*holders[i] != fd)
+            continue;
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        if (moved >= 0) {
+            sampler_mark_perf_fd(moved, 1);
+            sampler_mark_perf_fd(fd, 0);
+            *holders[i] = moved;
+        }
+    }
+}
+
+static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
+
+PS_API int dup2(int oldfd, int newfd)
+{
+    RESOLVE(dup2);
+    if (is_ours(oldfd)) {
+        errno = EBADF;
+        return -1;
+    }
+    make_room(newfd);
+    return real_dup2(oldfd, newfd);
+}
+
+PS_API int dup3(int oldfd, int newfd, int flags)
+{
+    RESOLVE(dup3);
+    if (is_ours(oldfd)) {
+        errno = EBADF;
+        return -1;
+    }
+    make_room(newfd);
+    return real_dup3(oldfd, newfd, flags);
+}
+
+/* ---- signal dispositions ---- */
+
+static _Atomic uint64_t fatal_owned; /* signals whose SIG_DFL we stand in for */
+static struct sigaction fatal_target[65];
+
+void lifecycle_own_fatal(int sig)
+{
+    memset(&fatal_target[sig], 0, sizeof fatal_target[sig]);
+    fatal_target[sig].sa_handler = SIG_DFL;
+    atomic_fetch_or(&fatal_owned, 1ull << sig);
+}
+
+void lifecycle_forget_fatal(int sig)
+{
+    atomic_fetch_and(&fatal_owned, ~(1ull << sig));
+}
+
+static int owns_fatal(int sig)
+{
+    return sig > 0 && sig < 64 && ((atomic_load(&fatal_owned) >> sig) & 1);
+}
+
+PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    RESOLVE(sigaction);
+    if (ps_active && sig == SIGPROF && sampler_installed()) {
+        if (old)
+            sampler_get_target_action(old);
+        if (act)
+            sampler_set_target_action(act);
+        return 0;
+    }
+    if (ps_active && owns_fatal(sig)) {
+        if (old)
+            *old = fatal_target[sig];
+        if (!act)
+            return 0;
+        if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+            fatal_target[sig] = *act;
+            return 0;
+        }
+        /* The target takes the signal over: it is its own business from now on. */
+        int rc = real_sigaction(sig, act, NULL);
+        if (rc == 0)
+            lifecycle_forget_fatal(sig);
+        return rc;
+    }
+    int rc = real_sigaction(sig, act, old);
+    if (rc == 0 && act && ps_active && getpid() == ps_pid && shim_is_fatal_signal(sig) &&
+        !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL)
+        shim_install_fatal(sig); /* back to the default: we stand in for it again */
+    return rc;
+}
+
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = flags;
+    sigemptyset(&sa.sa_mask);
+    if (flags & SA_RESTART)
+        sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+PS_API sighandler_t signal(int sig, sighandler_t handler)
+{
+    return set_handler(sig, handler, SA_RESTART);
+}
+
+PS_API sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+    return set_handler(sig, handler, SA_RESTART);
+}
+
+PS_API sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+    return set_handler(sig, handler, (int)(SA_RESETHAND | SA_NODEFER));
+}

@@ -1,0 +1,22 @@
+/* markers.h: marker lines and phase boundaries (DESIGN 3). */
+#ifndef PERFSCOPE_MARKERS_H
+#define PERFSCOPE_MARKERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define PS_MARKER_NAME_MAX 64
+#define PS_MARKER_LINE_MAX 4096
+
+/* One line of the markers file (without its newline). read_ns: when the leader read it.
+ * Returns 1 for a boundary, 0 for a blank or comment line, -1 for a bad line (logged). */
+int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read_ns);
+/* Appends one boundary to phases.jsonl; takes ownership of attrs. */
+void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *attrs,
+                    const char *source, long line_no, int with_counters);
+/* Appends obj as one line to <out>/<file>. */
+void markers_append_jsonl(const char *file, cJSON *obj);
+
+#endif

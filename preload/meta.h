@@ -1,0 +1,10 @@
+/* meta.h: meta.json (DESIGN 2.2). */
+#ifndef PERFSCOPE_META_H
+#define PERFSCOPE_META_H
+
+void meta_write_start(void);
+void meta_write_exit(const char *status, double sampled_cpu_s);
+/* Async-signal-safe: the last rendered meta.json with its status replaced. */
+void meta_rewrite_status(const char *status);
+
+#endif

@@ -1,0 +1,119 @@
+/* ring.c: the lock-free rings between each thread's SIGPROF handler and the writer, and the
+ * thread registry the handler searches. The handler-side functions (ring_reserve, ring_commit,
+ * thread_self) must never allocate, lock or make a call that is not async-signal-safe. */
+#include "ring.h"
+
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct ps_thread ps_threads[PS_MAX_THREADS];
+_Atomic int ps_threads_used;
+
+static __thread struct ps_thread *self_entry;
+static __thread pid_t self_tid;
+
+pid_t ps_gettid(void)
+{
+    /* A fork child inherits the parent's TLS values, so the cache is reset by the fork
+     * path (thread_set_self(NULL) clears it). */
+    if (!self_tid)
+        self_tid = (pid_t)syscall(SYS_gettid);
+    return self_tid;
+}
+
+struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames)
+{
+    uint32_t rec = (uint32_t)(sizeof(struct ps_slot_rec) + 8u * max_frames);
+    size_t size = offsetof(struct ps_ring, data) + (size_t)slots * rec;
+    /* mmap, not malloc: rings are made in pthread_create's wrapper and at fork, where the
+     * target's allocator must not be disturbed. */
+    struct ps_ring *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return NULL;
+    r->slots = slots;
+    r->rec_size = rec;
+    return r;
+}
+
+void ring_free(struct ps_ring *r)
+{
+    if (r)
+        munmap(r, offsetof(struct ps_ring, data) + (size_t)r->slots * r->rec_size);
+}
+
+struct ps_slot_rec *ring_reserve(struct ps_ring *r)
+{
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (head - tail >= r->slots)
+        return NULL;
+    return (struct ps_slot_rec *)(r->data + (head % r->slots) * r->rec_size);
+}
+
+void ring_commit(struct ps_ring *r)
+{
+    atomic_fetch_add_explicit(&r->head, 1, memory_order_release);
+}
+
+struct ps_slot_rec *ring_peek(struct ps_ring *r)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    if (tail == head)
+        return NULL;
+    return (struct ps_slot_rec *)(r->data + (tail % r->slots) * r->rec_size);
+}
+
+void ring_release(struct ps_ring *r)
+{
+    atomic_fetch_add_explicit(&r->tail, 1, memory_order_release);
+}
+
+struct ps_thread *thread_claim(pid_t tid)
+{
+    for (int i = 0; i < PS_MAX_THREADS; i++) {
+        int expected = PS_T_FREE;
+        if (atomic_compare_exchange_strong(&ps_threads[i].state, &expected, PS_T_CLAIMED)) {
+            struct ps_thread *t = &ps_threads[i];
+            t->ring = NULL;
+            t->perf_fd = -1;
+            t->has_timer = 0;
+            t->stack_lo = t->stack_hi = 0;
+            t->foreign = 0;
+            t->comm[0] = 0;
+            t->comm_checked_ns = 0;
+            atomic_store(&t->tid, tid);
+            int used = atomic_load(&ps_threads_used);
+            while (used < i + 1 && !atomic_compare_exchange_weak(&ps_threads_used, &used, i + 1))
+                ;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+struct ps_thread *thread_self(void)
+{
+    if (self_entry)
+        return self_entry;
+    pid_t tid = ps_gettid();
+    int used = atomic_load_explicit(&ps_threads_used, memory_order_acquire);
+    for (int i = 0; i < used; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        if (atomic_load_explicit(&t->state, memory_order_acquire) == PS_T_LIVE &&
+            atomic_load_explicit(&t->tid, memory_order_relaxed) == tid) {
+            self_entry = t;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+void thread_set_self(struct ps_thread *t)
+{
+    self_entry = t;
+    if (!t)
+        self_tid = 0;
+}

@@ -1,0 +1,73 @@
+/* ring.h: the per-thread sample rings and the registry of sampled threads.
+ *
+ * Each sampled thread owns one single-producer single-consumer ring: its SIGPROF handler is the
+ * only producer, the writer thread the only consumer. The registry is a fixed array that the
+ * handler can search without locks or allocation. Nothing here may block or allocate on the
+ * handler's side. */
+#ifndef PERFSCOPE_RING_H
+#define PERFSCOPE_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define PS_MAX_THREADS 4096
+#define PS_RING_SLOTS 256
+
+/* One sample as the handler leaves it; the writer turns it into the file's record. */
+struct ps_slot_rec {
+    uint64_t time_ns;
+    uint32_t tid;
+    uint32_t nframes;
+    uint32_t weight;     /* 1 + timer overruns: the record is written this many times */
+    uint32_t flags;      /* PS_REC_* */
+    uint64_t frames[];   /* max_frames */
+};
+#define PS_REC_NO_LIBUNWIND 1u /* taken by frame pointers / PC alone (loader or shim) */
+
+struct ps_ring {
+    _Atomic uint64_t head;      /* next slot the producer fills */
+    _Atomic uint64_t tail;      /* next slot the consumer reads */
+    _Atomic uint64_t dropped;   /* samples lost to a full ring (weighted) */
+    uint32_t slots;
+    uint32_t rec_size;
+    unsigned char data[];
+};
+
+enum ps_thread_state { PS_T_FREE = 0, PS_T_CLAIMED, PS_T_LIVE, PS_T_EXITED };
+
+struct ps_thread {
+    _Atomic int state;
+    _Atomic pid_t tid;
+    struct ps_ring *ring;
+    int perf_fd;            /* -1 when the tick timer (or nothing) samples this thread */
+    void *perf_rb;          /* its overwrite ring buffer mapping */
+    int has_timer;
+    timer_t timer;
+    uintptr_t stack_lo, stack_hi; /* for frame-pointer walks; 0,0 when unknown */
+    int foreign;            /* found in /proc/self/task, not started through our wrapper */
+    char comm[16];
+    uint64_t comm_checked_ns;
+};
+
+extern struct ps_thread ps_threads[PS_MAX_THREADS];
+extern _Atomic int ps_threads_used; /* high-water mark of the array */
+
+struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames);
+void ring_free(struct ps_ring *r);
+/* Producer side (handler): a slot to fill, or NULL when full; then ring_commit. */
+struct ps_slot_rec *ring_reserve(struct ps_ring *r);
+void ring_commit(struct ps_ring *r);
+/* Consumer side: the oldest filled slot or NULL; then ring_release. */
+struct ps_slot_rec *ring_peek(struct ps_ring *r);
+void ring_release(struct ps_ring *r);
+
+/* Registry: claim a slot for tid (never from the handler). */
+struct ps_thread *thread_claim(pid_t tid);
+/* The calling thread's entry (async-signal-safe: TLS, else a lock-free scan). */
+struct ps_thread *thread_self(void);
+void thread_set_self(struct ps_thread *t);
+pid_t ps_gettid(void);
+
+#endif

@@ -1,0 +1,209 @@
+/* sampler.c: the SIGPROF handler and nothing else. It takes one stack sample of the thread it
+ * interrupts into that thread's ring. Async-signal-safe throughout: no malloc, no locks, no
+ * stdio, errno preserved; a full ring drops and counts, never waits. Signals that are not ours
+ * go to the target's own SIGPROF disposition, exactly as if the shim were not there. */
+#define UNW_LOCAL_ONLY
+#include "sampler.h"
+
+#include <errno.h>
+#include <libunwind.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "ring.h"
+#include "shim.h"
+
+__thread int ps_guard_depth;
+_Atomic uint64_t ps_samples_taken;
+_Atomic uint64_t ps_samples_no_libunwind;
+_Atomic uint64_t ps_samples_orphan;
+_Atomic uint64_t ps_signals_chained;
+int ps_timer_cookie;
+
+static struct sigaction target_action; /* what the target asked for SIGPROF */
+static _Atomic int installed;
+
+#define PS_FD_BITS 65536
+static _Atomic uint64_t perf_fd_bits[PS_FD_BITS / 64];
+
+void sampler_mark_perf_fd(int fd, int ours)
+{
+    if (fd < 0 || fd >= PS_FD_BITS)
+        return;
+    uint64_t bit = 1ull << (fd % 64);
+    if (ours)
+        atomic_fetch_or(&perf_fd_bits[fd / 64], bit);
+    else
+        atomic_fetch_and(&perf_fd_bits[fd / 64], ~bit);
+}
+
+int lifecycle_fd_is_ours(int fd)
+{
+    return fd >= 0 && fd < PS_FD_BITS &&
+           (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+
+static int is_our_signal(const siginfo_t *si)
+{
+    if (si->si_code == SI_TIMER)
+        return si->si_value.sival_ptr == &ps_timer_cookie;
+    if (si->si_code == POLL_IN || si->si_code == POLL_HUP || si->si_code == POLL_MSG ||
+        si->si_code == POLL_ERR || si->si_code == POLL_PRI || si->si_code == POLL_OUT) {
+        int fd = si->si_fd;
+        return fd >= 0 && fd < PS_FD_BITS &&
+               (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+    }
+    return 0;
+}
+
+/* A frame-pointer walk bounded by the thread's stack, so a bad frame pointer ends the walk
+ * instead of faulting. Without known bounds only the interrupted PC is taken. */
+static uint32_t unwind_fp(const ucontext_t *uc, const struct ps_thread *t, uint64_t *frames, uint32_t max)
+{
+    uint32_t n = 0;
+    frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+    if (!hi)
+        return n;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    if (sp > lo && sp < hi)
+        lo = sp;
+    while (n < max) {
+        if (fp < lo || fp + 16 > hi || (fp & 7))
+            break;
+        uintptr_t next = ((const uintptr_t *)fp)[0];
+        uintptr_t ret = ((const uintptr_t *)fp)[1];
+        if (ret < 4096)
+            break;
+        frames[n++] = ret;
+        if (next <= fp)
+            break;
+        fp = next;
+    }
+    return n;
+}
+
+static uint32_t unwind_libunwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
+{
+    unw_cursor_t cursor;
+    uint32_t n = 0;
+    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+        frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+        return n;
+    }
+    do {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+            break;
+        frames[n++] = ip;
+    } while (n < max && unw_step(&cursor) > 0);
+    if (n == 0)
+        frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    return n;
+}
+
+/* The target's disposition for a SIGPROF that is not ours: its handler, or what the kernel
+ * would have done (SIG_DFL terminates; SIG_IGN nothing). */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    atomic_fetch_add_explicit(&ps_signals_chained, 1, memory_order_relaxed);
+    struct sigaction a = target_action;
+    if (a.sa_flags & SA_SIGINFO) {
+        if (a.sa_sigaction)
+            a.sa_sigaction(sig, si, uc);
+    } else if (a.sa_handler == SIG_DFL) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        ps_real_sigaction(sig, &dfl, NULL);
+        syscall(SYS_tgkill, getpid(), ps_gettid(), sig);
+    } else if (a.sa_handler != SIG_IGN) {
+        a.sa_handler(sig);
+    }
+}
+
+static void on_sigprof(int sig, siginfo_t *si, void *ucv)
+{
+    int saved_errno = errno;
+    if (!is_our_signal(si)) {
+        chain(sig, si, ucv);
+        errno = saved_errno;
+        return;
+    }
+    uint32_t weight = 1;
+    if (si->si_code == SI_TIMER && si->si_overrun > 0)
+        weight += (uint32_t)si->si_overrun;
+    struct ps_thread *t = thread_self();
+    if (!t || !t->ring) {
+        atomic_fetch_add_explicit(&ps_samples_orphan, weight, memory_order_relaxed);
+        errno = saved_errno;
+        return;
+    }
+    struct ps_slot_rec *rec = ring_reserve(t->ring);
+    if (!rec) {
+        atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
+        errno = saved_errno;
+        return;
+    }
+    ucontext_t *uc = ucv;
+    uint32_t max = (uint32_t)ps_cfg.max_frames;
+    rec->time_ns = ps_now_ns();
+    rec->tid = (uint32_t)t->tid;
+    rec->weight = weight;
+    rec->flags = 0;
+    if (ps_guard_depth > 0) {
+        rec->flags |= PS_REC_NO_LIBUNWIND;
+        rec->nframes = unwind_fp(uc, t, rec->frames, max);
+        atomic_fetch_add_explicit(&ps_samples_no_libunwind, weight, memory_order_relaxed);
+    } else if (ps_cfg.unwind == PS_UNWIND_FP) {
+        rec->nframes = unwind_fp(uc, t, rec->frames, max);
+    } else {
+        ps_guard_depth++;
+        rec->nframes = unwind_libunwind(uc, rec->frames, max);
+        ps_guard_depth--;
+    }
+    ring_commit(t->ring);
+    atomic_fetch_add_explicit(&ps_samples_taken, weight, memory_order_relaxed);
+    errno = saved_errno;
+}
+
+int sampler_installed(void)
+{
+    return atomic_load(&installed);
+}
+
+void sampler_get_target_action(struct sigaction *old)
+{
+    *old = target_action;
+}
+
+void sampler_set_target_action(const struct sigaction *act)
+{
+    target_action = *act;
+}
+
+int sampler_install(void)
+{
+    if (atomic_load(&installed))
+        return 0;
+    /* libunwind initialises itself (and may allocate) on first use: do that here, not in a
+     * handler. */
+    unw_context_t ctx;
+    unw_cursor_t cursor;
+    if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
+        while (unw_step(&cursor) > 0)
+            ;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (ps_real_sigaction(SIGPROF, &sa, &old) != 0)
+        return -1;
+    target_action = old;
+    atomic_store(&installed, 1);
+    return 0;
+}

@@ -1,0 +1,31 @@
+/* sampler.h: the SIGPROF handler, its unwinders and the guard that keeps libunwind out of
+ * threads interrupted inside the dynamic loader or the shim. */
+#ifndef PERFSCOPE_SAMPLER_H
+#define PERFSCOPE_SAMPLER_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Depth of loader/shim calls the current thread is inside; >0: no libunwind in the handler. */
+extern __thread int ps_guard_depth;
+static inline void ps_guard_enter(void) { ps_guard_depth++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+static inline void ps_guard_leave(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); ps_guard_depth--; }
+
+extern _Atomic uint64_t ps_samples_taken;        /* records put in rings (weighted) */
+extern _Atomic uint64_t ps_samples_no_libunwind; /* of those, taken by fp/PC in a guard */
+extern _Atomic uint64_t ps_samples_orphan;       /* signals for a thread with no ring */
+extern _Atomic uint64_t ps_signals_chained;      /* SIGPROFs passed to the target's handler */
+extern int ps_timer_cookie;                      /* sival_ptr of our timers */
+
+/* Installs the handler (once); warms libunwind up outside any handler. 0 or -1 (errno). */
+int sampler_install(void);
+/* The target's SIGPROF disposition, as the target believes it is (for the sigaction wrapper). */
+void sampler_get_target_action(struct sigaction *old);
+void sampler_set_target_action(const struct sigaction *act);
+int sampler_installed(void);
+
+/* Marks a descriptor as one of our perf events, so its signals are known as ours. */
+void sampler_mark_perf_fd(int fd, int ours);
+
+#endif

@@ -1,0 +1,404 @@
+/* writer.c: the sample files (DESIGN 2.1) and the thread that fills them. It drains every
+ * thread's ring into cpuprof.<pid>[.<n>].bin, rewrites the header's count and dropped, appends
+ * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
+ * keeps all but its last moments. Files are opened by path for each flush and closed again, so
+ * a target that closes descriptors it did not open can never make us write into its files.
+ * writer_flush() is also called from exit, exec and fatal-signal paths: it allocates nothing. */
+#include "writer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "leader.h"
+#include "ring.h"
+#include "sampler.h"
+#include "shim.h"
+
+#define PS_MAGIC 0x4c5053434f504531ull
+#define FLUSH_MS 100
+
+char ps_bin_path[PATH_MAX];
+char ps_maps_path[PATH_MAX];
+static uint64_t records_written;   /* records in the file (weight expanded) */
+static uint64_t dropped_retired;   /* drops of rings already freed */
+static int files_ok;
+
+static _Atomic int io_lock;
+static _Atomic int stop_requested;
+static pthread_t writer_thread;
+static int writer_running;
+static uint64_t writer_thread_cpu_ns;
+
+/* The io lock is a spin flag with a deadline, not a mutex: the fatal-signal path takes it, and
+ * must give up rather than hang if the thread it interrupted already holds it. */
+int writer_lock_for(int ms)
+{
+    uint64_t deadline = ps_now_ns() + (uint64_t)ms * 1000000ull;
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_weak(&io_lock, &expected, 1))
+            return 1;
+        if (ms >= 0 && ps_now_ns() > deadline)
+            return 0;
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+void writer_unlock(void)
+{
+    atomic_store(&io_lock, 0);
+}
+
+static int write_all_at(int fd, const void *buf, size_t len, off_t off)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+        off += n;
+    }
+    return 0;
+}
+
+static size_t file_rec_size(void)
+{
+    return 32 + 8 * (size_t)ps_cfg.max_frames;
+}
+
+static void put_header(unsigned char *h, uint64_t count, uint64_t dropped)
+{
+    uint64_t v[5] = { PS_MAGIC, count, dropped, (uint64_t)ps_cfg.max_frames, (uint64_t)ps_cfg.hz };
+    memcpy(h, v, sizeof v); /* x86_64 and aarch64 are little endian, as the format is */
+}
+
+int writer_open_files(void)
+{
+    pid_t pid = getpid();
+    unsigned char header[40];
+    put_header(header, 0, 0);
+    for (int n = 0; n < 10000; n++) {
+        if (n == 0)
+            snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.bin", ps_cfg.file_prefix, (int)pid);
+        else
+            snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.%d.bin", ps_cfg.file_prefix, (int)pid, n);
+        int fd = open(ps_bin_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST)
+            continue; /* an earlier image of this pid (before an exec): never overwritten */
+        if (fd < 0) {
+            ps_log("cannot create %s: %s; stack samples are off", ps_bin_path, strerror(errno));
+            return -1;
+        }
+        int rc = write_all_at(fd, header, sizeof header, 0);
+        ps_real_close(fd);
+        if (rc < 0) {
+            ps_log("cannot write %s: %s; stack samples are off", ps_bin_path, strerror(errno));
+            return -1;
+        }
+        size_t len = strlen(ps_bin_path);
+        snprintf(ps_maps_path, sizeof ps_maps_path, "%.*s.maps", (int)(len - 4), ps_bin_path);
+        fd = open(ps_maps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            ps_real_close(fd);
+        records_written = 0;
+        files_ok = 1;
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- maps snapshots ---- */
+
+static char *maps_last;      /* the last snapshot written (writer side, under the io lock) */
+static size_t maps_last_len;
+static _Atomic int maps_dirty;
+
+static char *read_self_maps(size_t *len)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    ps_real_close(fd);
+    *len = n;
+    return buf;
+}
+
+/* Appends a snapshot when the mappings differ from the last one written. t_ns is the time from
+ * which the new snapshot is in force. Takes the io lock itself. */
+void writer_maps_snapshot(uint64_t t_ns)
+{
+    if (!files_ok)
+        return;
+    size_t len = 0;
+    char *now = read_self_maps(&len);
+    if (!now)
+        return;
+    if (!writer_lock_for(2000)) {
+        free(now);
+        return;
+    }
+    if (maps_last && len == maps_last_len && memcmp(now, maps_last, len) == 0) {
+        writer_unlock();
+        free(now);
+        return;
+    }
+    int fd = open(ps_maps_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        if (maps_last) {
+            char line[64];
+            int n = snprintf(line, sizeof line, "# t=%llu\n", (unsigned long long)t_ns);
+            if (write(fd, line, (size_t)n) < 0)
+                ps_log_once("maps-write", "cannot append to %s: %s", ps_maps_path, strerror(errno));
+        }
+        size_t off = 0;
+        while (off < len) {
+            ssize_t w = write(fd, now + off, len - off);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+        ps_real_close(fd);
+    }
+    free(maps_last);
+    maps_last = now;
+    maps_last_len = len;
+    writer_unlock();
+}
+
+void writer_maps_changed(void)
+{
+    atomic_store(&maps_dirty, 1);
+}
+
+/* ---- draining rings ---- */
+
+static unsigned char batch[256 * 1024];
+
+static void refresh_comm(struct ps_thread *t, uint64_t now, int allow_io)
+{
+    if (!allow_io || now - t->comm_checked_ns < 1000000000ull)
+        return;
+    t->comm_checked_ns = now;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char name[17] = { 0 };
+    ssize_t n = read(fd, name, 16);
+    ps_real_close(fd);
+    if (n <= 0)
+        return;
+    if (name[n - 1] == '\n')
+        n--;
+    memset(t->comm, 0, sizeof t->comm);
+    memcpy(t->comm, name, (size_t)n);
+}
+
+/* Drains every ring into the file. Caller holds the io lock. allow_io: may read thread names
+ * from /proc (not on the fatal-signal path). */
+static void drain_locked(int allow_io)
+{
+    if (!files_ok)
+        return;
+    int fd = open(ps_bin_path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+        return;
+    }
+    size_t rs = file_rec_size();
+    size_t used = 0;
+    uint64_t now = ps_now_ns();
+    uint64_t dropped = dropped_retired + atomic_load(&ps_samples_orphan);
+    off_t base = 40 + (off_t)(records_written * rs);
+    uint64_t pending = 0;
+    int failed = 0;
+    int nthreads = atomic_load(&ps_threads_used);
+    for (int i = 0; i < nthreads; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        int st = atomic_load(&t->state);
+        if ((st != PS_T_LIVE && st != PS_T_EXITED) || !t->ring)
+            continue;
+        refresh_comm(t, now, allow_io);
+        struct ps_slot_rec *r;
+        while ((r = ring_peek(t->ring)) != NULL) {
+            uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
+            for (uint32_t w = 0; w < r->weight; w++) {
+                if (used + rs > sizeof batch) {
+                    if (!failed && write_all_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
+                        failed = 1;
+                    used = 0;
+                }
+                unsigned char *out = batch + used;
+                memcpy(out, &r->time_ns, 8);
+                memcpy(out + 8, &r->tid, 4);
+                memcpy(out + 12, &nf, 4);
+                memcpy(out + 16, t->comm, 16);
+                memcpy(out + 32, r->frames, 8 * (size_t)nf);
+                memset(out + 32 + 8 * (size_t)nf, 0, rs - 32 - 8 * (size_t)nf);
+                used += rs;
+                pending++;
+            }
+            ring_release(t->ring);
+        }
+        dropped += atomic_load(&t->ring->dropped);
+        if (st == PS_T_EXITED) {
+            dropped_retired += atomic_load(&t->ring->dropped);
+            ring_free(t->ring);
+            t->ring = NULL;
+            atomic_store(&t->state, PS_T_FREE);
+        }
+    }
+    if (used && !failed && write_all_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
+        failed = 1;
+    if (failed) {
+        ps_log_once("bin-write", "cannot write samples to %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+        dropped += pending;
+        pending = 0;
+    }
+    records_written += pending;
+    unsigned char header[40];
+    put_header(header, records_written, dropped);
+    write_all_at(fd, header, sizeof header, 0);
+    ps_real_close(fd);
+}
+
+void writer_flush(int from_signal)
+{
+    if (!writer_lock_for(from_signal ? 300 : -1))
+        return;
+    drain_locked(!from_signal);
+    writer_unlock();
+}
+
+/* Threads that existed before the shim (no exit hook of ours): closed when they are gone. */
+static void reap_foreign_threads(void)
+{
+    pid_t pid = getpid();
+    int nthreads = atomic_load(&ps_threads_used);
+    for (int i = 0; i < nthreads; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        if (atomic_load(&t->state) != PS_T_LIVE || !t->foreign)
+            continue;
+        if (syscall(SYS_tgkill, pid, t->tid, 0) < 0 && errno == ESRCH) {
+            clock_disarm(t);
+            atomic_store(&t->state, PS_T_EXITED);
+        }
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    ps_guard_enter();
+    uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0;
+    while (!atomic_load(&stop_requested)) {
+        struct timespec ts = { 0, FLUSH_MS * 1000000L };
+        nanosleep(&ts, NULL);
+        if (atomic_load(&stop_requested))
+            break;
+        uint64_t now = ps_now_ns();
+        if (files_ok) {
+            writer_flush(0);
+            if (atomic_exchange(&maps_dirty, 0) || now - last_maps > 1000000000ull) {
+                writer_maps_snapshot(now);
+                last_maps = now;
+            }
+            if (now - last_reap > 1000000000ull) {
+                reap_foreign_threads();
+                last_reap = now;
+            }
+        }
+        if (!atomic_load(&ps_is_leader) && now - last_leader > 250000000ull) {
+            leader_try_takeover();
+            last_leader = now;
+        }
+    }
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        writer_thread_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+    return NULL;
+}
+
+int writer_start(void)
+{
+    atomic_store(&stop_requested, 0);
+    if (ps_real_pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
+        ps_log("cannot start the writer thread: samples are flushed only at exit");
+        return -1;
+    }
+    writer_running = 1;
+    return 0;
+}
+
+/* Stops the writer thread (exit paths, not from a signal): joins it so nothing is written
+ * after the final flush. */
+void writer_stop(void)
+{
+    if (!writer_running)
+        return;
+    atomic_store(&stop_requested, 1);
+    pthread_join(writer_thread, NULL);
+    writer_running = 0;
+}
+
+/* After fork, in the child: the parent's writer does not exist here. */
+void writer_forget_after_fork(void)
+{
+    writer_running = 0;
+    atomic_store(&io_lock, 0);
+    free(maps_last);
+    maps_last = NULL;
+    maps_last_len = 0;
+    files_ok = 0;
+    dropped_retired = 0;
+    records_written = 0;
+}
+
+uint64_t writer_records(void)
+{
+    return records_written;
+}
+
+int writer_files_ok(void)
+{
+    return files_ok;
+}

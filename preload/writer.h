@@ -1,0 +1,27 @@
+/* writer.h: sample files, maps snapshots and the writer thread. */
+#ifndef PERFSCOPE_WRITER_H
+#define PERFSCOPE_WRITER_H
+
+#include <limits.h>
+#include <stdint.h>
+
+extern char ps_bin_path[PATH_MAX];
+extern char ps_maps_path[PATH_MAX];
+
+/* Creates this image's cpuprof.<pid>[.<n>].bin (never an existing name) and its .maps. */
+int writer_open_files(void);
+/* Appends a '# t=' snapshot of /proc/self/maps if the mappings changed. */
+void writer_maps_snapshot(uint64_t t_ns);
+/* Asks the writer thread for a snapshot at its next pass. */
+void writer_maps_changed(void);
+/* Drains all rings into the file now. from_signal: bounded wait, no /proc reads. */
+void writer_flush(int from_signal);
+int writer_start(void);
+void writer_stop(void);
+void writer_forget_after_fork(void);
+int writer_lock_for(int ms);
+void writer_unlock(void);
+uint64_t writer_records(void);
+int writer_files_ok(void);
+
+#endif
