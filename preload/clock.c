@@ -25,6 +25,7 @@
 #include "shim.h"
 
 enum ps_clock ps_clock_in_use = PS_CLOCK_TIMER;
+enum ps_perf_delivery ps_perf_delivery = PS_PERF_RING;
 int ps_kernel_hz = 250;
 char ps_kernel_hz_source[64] = "assumed";
 char ps_clock_reason[160] = "";
@@ -101,6 +102,13 @@ static int perf_open(pid_t tid)
     a.disabled = 1;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
+    if (ps_perf_delivery == PS_PERF_SIGTRAP) {
+        /* Synchronous SIGTRAP to the overflowing thread (Linux 5.13+); the kernel insists
+         * that such an event is removed on exec. */
+        a.sigtrap = 1;
+        a.remove_on_exec = 1;
+        a.sig_data = (uint64_t)(uintptr_t)&ps_timer_cookie;
+    }
     return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -110,23 +118,36 @@ static int arm_perf(struct ps_thread *t)
     if (fd < 0)
         return -1;
     fd = clock_move_fd_high(fd);
-    /* Read-only mapping: the kernel overwrites old records, so the buffer never fills and
-     * every overflow wakes us without stopping the clock for a re-arm. */
-    void *rb = mmap(NULL, 2 * page_size, PROT_READ, MAP_SHARED, fd, 0);
-    if (rb == MAP_FAILED)
-        goto fail;
-    struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
     sampler_mark_perf_fd(fd, 1);
+    void *rb = NULL;
+    if (ps_perf_delivery == PS_PERF_SIGTRAP) {
+        if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+            goto fail;
+        t->perf_fd = fd;
+        t->perf_rb = NULL;
+        return 0;
+    }
+    if (ps_perf_delivery == PS_PERF_RING) {
+        /* Read-only mapping: the kernel overwrites old records, so the buffer never fills
+         * and every overflow wakes us without stopping the clock for a re-arm. */
+        rb = mmap(NULL, 2 * page_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (rb == MAP_FAILED)
+            goto fail;
+    }
+    struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
+    /* Refresh mode: the event stops after each overflow until the handler re-arms it. */
+    unsigned long start = ps_perf_delivery == PS_PERF_REFRESH ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_ENABLE;
     if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
-        fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-        sampler_mark_perf_fd(fd, 0);
-        munmap(rb, 2 * page_size);
+        fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, start, 1) < 0) {
+        if (rb)
+            munmap(rb, 2 * page_size);
         goto fail;
     }
     t->perf_fd = fd;
     t->perf_rb = rb;
     return 0;
 fail:
+    sampler_mark_perf_fd(fd, 0);
     ps_real_close(fd);
     return -1;
 }
@@ -179,7 +200,8 @@ void clock_disarm(struct ps_thread *t)
     if (t->perf_fd >= 0) {
         ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
         sampler_mark_perf_fd(t->perf_fd, 0);
-        munmap(t->perf_rb, 2 * page_size);
+        if (t->perf_rb)
+            munmap(t->perf_rb, 2 * page_size);
         ps_real_close(t->perf_fd);
         t->perf_fd = -1;
         t->perf_rb = NULL;
@@ -191,7 +213,8 @@ void clock_forget_inherited(struct ps_thread *t)
     /* In a fork child: the parent's events are the parent's; drop our copies only. */
     if (t->perf_fd >= 0) {
         sampler_mark_perf_fd(t->perf_fd, 0);
-        munmap(t->perf_rb, 2 * page_size);
+        if (t->perf_rb)
+            munmap(t->perf_rb, 2 * page_size);
         ps_real_close(t->perf_fd);
     }
     t->perf_fd = -1;
@@ -215,9 +238,32 @@ int clock_relocate_fd(struct ps_thread *t)
     return old;
 }
 
+/* PERFSCOPE_PERF_DELIVERY (bench knob): how a perf overflow reaches the thread. `ring` (the
+ * default, see bench/RESULTS.md), `refresh` (PERF_EVENT_IOC_REFRESH re-armed in the handler:
+ * the clock stops in between) or `sigtrap` (synchronous SIGTRAP: a debugger attached to the
+ * target would stop at every sample, so never the default). */
+static void read_delivery(void)
+{
+    const char *d = getenv("PERFSCOPE_PERF_DELIVERY");
+    if (!d || !*d || strcmp(d, "ring") == 0)
+        ps_perf_delivery = PS_PERF_RING;
+    else if (strcmp(d, "refresh") == 0)
+        ps_perf_delivery = PS_PERF_REFRESH;
+    else if (strcmp(d, "sigtrap") == 0)
+        ps_perf_delivery = PS_PERF_SIGTRAP;
+    else
+        ps_log("PERFSCOPE_PERF_DELIVERY=%s is not ring, refresh or sigtrap; using ring", d);
+}
+
+const char *clock_delivery_name(void)
+{
+    return ps_perf_delivery == PS_PERF_SIGTRAP ? "sigtrap" : ps_perf_delivery == PS_PERF_REFRESH ? "refresh" : "ring";
+}
+
 void clock_setup(void)
 {
     page_size = sysconf(_SC_PAGESIZE);
+    read_delivery();
     detect_kernel_hz();
     if (ps_cfg.hz <= 0)
         return;

@@ -5,7 +5,11 @@
 #include "ring.h"
 #include "shim.h"
 
+enum ps_perf_delivery { PS_PERF_RING, PS_PERF_REFRESH, PS_PERF_SIGTRAP };
+
 extern enum ps_clock ps_clock_in_use;
+extern enum ps_perf_delivery ps_perf_delivery;
+const char *clock_delivery_name(void);
 extern int ps_kernel_hz;
 extern char ps_kernel_hz_source[64];
 extern char ps_clock_reason[160];

@@ -129,7 +129,7 @@ int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read
     char *name = strtok_r(p, " \t", &save);
     char *event = strtok_r(NULL, " \t", &save);
     if (!valid_name(name, strlen(name))) {
-        ps_log("markers line %ld: bad phase name '%.80s' (want [A-Za-z0-9_.-], 1 to %d bytes); skipped",
+        ps_log("markers line %ld: bad phase name '%.80s' (want [A-Za-z0-9_.-], at most %d bytes); skipped",
                line_no, name, PS_MARKER_NAME_MAX);
         return -1;
     }

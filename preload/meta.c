@@ -196,6 +196,12 @@ static void add_config(cJSON *m)
     cJSON_AddStringToObject(s, "clock", ps_cfg.hz <= 0 ? "off" : ps_clock_in_use == PS_CLOCK_PERF ? "perf" : "timer");
     cJSON_AddStringToObject(s, "why", ps_cfg.hz <= 0 ? "PERFSCOPE_HZ=0" : ps_clock_reason);
     cJSON_AddNumberToObject(s, "hz_asked", ps_cfg.hz);
+    if (ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF) {
+        cJSON_AddStringToObject(s, "perf_delivery", clock_delivery_name());
+        cJSON_AddStringToObject(s, "counts", "user CPU time (exclude_kernel)");
+    } else if (ps_cfg.hz > 0) {
+        cJSON_AddStringToObject(s, "counts", "user and system CPU time, on the scheduler tick");
+    }
 }
 
 /* Renders meta with status last and writes it (temporary name, then rename). */

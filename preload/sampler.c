@@ -12,8 +12,16 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+
+#include "clock.h"
 #include "ring.h"
 #include "shim.h"
+
+#ifndef TRAP_PERF
+#define TRAP_PERF 6 /* perf event with sigtrap=1 (Linux 5.13) */
+#endif
 
 __thread int ps_guard_depth;
 _Atomic uint64_t ps_samples_taken;
@@ -45,8 +53,10 @@ int lifecycle_fd_is_ours(int fd)
            (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
 }
 
-static int is_our_signal(const siginfo_t *si)
+static int is_our_signal(int sig, const siginfo_t *si)
 {
+    if (sig == SIGTRAP)
+        return si->si_code == TRAP_PERF;
     if (si->si_code == SI_TIMER)
         return si->si_value.sival_ptr == &ps_timer_cookie;
     if (si->si_code == POLL_IN || si->si_code == POLL_HUP || si->si_code == POLL_MSG ||
@@ -128,7 +138,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
 static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
-    if (!is_our_signal(si)) {
+    if (!is_our_signal(sig, si)) {
         chain(sig, si, ucv);
         errno = saved_errno;
         return;
@@ -145,6 +155,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     struct ps_slot_rec *rec = ring_reserve(t->ring);
     if (!rec) {
         atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
+        if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
+            ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
         errno = saved_errno;
         return;
     }
@@ -167,6 +179,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     ring_commit(t->ring);
     atomic_fetch_add_explicit(&ps_samples_taken, weight, memory_order_relaxed);
+    if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
     errno = saved_errno;
 }
 
@@ -204,6 +218,8 @@ int sampler_install(void)
     if (ps_real_sigaction(SIGPROF, &sa, &old) != 0)
         return -1;
     target_action = old;
+    if (ps_clock_in_use == PS_CLOCK_PERF && ps_perf_delivery == PS_PERF_SIGTRAP)
+        ps_real_sigaction(SIGTRAP, &sa, NULL);
     atomic_store(&installed, 1);
     return 0;
 }

@@ -11,6 +11,20 @@
  *
  * Never called from a signal handler. Must never abort or change the target: anything that
  * cannot be read is logged once (ps_log_once) and left out. */
+/* Details of the shape above, as the sources in preload/counters/ give it:
+ * - "rapl": zones sorted by name (intel-rapl:0, intel-rapl:0:0, ..., intel-rapl:1); found at the
+ *   top of powercap_root and as subdirectories of their parent zone, each once; intel-rapl-mmio:*
+ *   is never listed (it doubles the package). energy_uj is raw: a wrap shows as a smaller value.
+ *   "error" is "<open|read> energy_uj: <strerror>" or "energy_uj: not a number"; no energy_uj
+ *   then. "name" is "" when the name file is unreadable; max_energy_range_uj absent likewise.
+ * - "gpus": NVML index order. "procs_listed" is always there; when false (listing refused, e.g.
+ *   NVML_ERROR_NO_PERMISSION, or a pid of ours without usedGpuMemory) "run_mem_mib" is absent and
+ *   the report falls back on mem_used_mib minus its first value. MiB are 2^20 bytes.
+ * - "rss_anon_by_pid" has the pids that could be read (a gone pid or a zombie is skipped without
+ *   a log line; each pid counted once); "rss_anon_kib" is absent when pids were given and none
+ *   could be read, 0 when none were given.
+ * - counters_add_json before counters_open (or after counters_close) gives empty "rapl"/"gpus".
+ * Calls are serialised by one internal lock; counters_open may be called again (it reopens). */
 #ifndef PERFSCOPE_COUNTERS_H
 #define PERFSCOPE_COUNTERS_H
 

@@ -1,0 +1,122 @@
+/* counters.c: the counters module's entry points. Opens and closes the three sources (RAPL zones,
+ * NVML GPUs, RssAnon) and adds their JSON under one lock, so the leader's periodic thread and its
+ * phase-boundary reads never interleave. Must never abort, print, or hold a descriptor between
+ * calls; anything unreadable is logged once by the part that met it and left out. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+#include "counters/counters.h"
+#include "counters/parts.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static _Atomic int active;   /* between counters_open and counters_close */
+
+/* A fork taken while another thread held a lock must not leave the child's copy locked. */
+static void child_after_fork(void) {
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    lock = fresh;
+    log_lock = fresh;
+}
+
+static void register_atfork(void) {
+    pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+void counters_open(void) {
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&lock);
+    rapl_close();
+    rapl_open(ps_cfg.powercap_root);
+    nvml_open(ps_cfg.nvml_path);
+    active = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+void counters_add_json(cJSON *obj, const pid_t *pids, int npids) {
+    if (!obj) return;
+    if (!pids || npids < 0) npids = 0;
+    pthread_mutex_lock(&lock);
+    if (active) {
+        rapl_add_json(obj);
+        nvml_add_json(obj, pids, npids);
+    } else {
+        cJSON_AddArrayToObject(obj, "rapl");
+        cJSON_AddArrayToObject(obj, "gpus");
+    }
+    mem_add_json(obj, pids, npids);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Called on the way out, possibly late in exit (after other libraries' destructors) or after a
+ * fatal signal on the thread that holds the lock: so it never waits for the lock and never calls
+ * into NVML. NVML stays initialised for the life of the process (nvml.c says why). */
+void counters_close(void) {
+    active = 0;
+    if (pthread_mutex_trylock(&lock) != 0) return;
+    rapl_close();
+    pthread_mutex_unlock(&lock);
+}
+
+int counters_pid_seen_before(const pid_t *pids, int i) {
+    for (int j = 0; j < i; j++)
+        if (pids[j] == pids[i]) return 1;
+    return 0;
+}
+
+ssize_t counters_read_small(const char *path, char *buf, size_t size, const char **op) {
+    *op = "open";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t len = 0;
+    *op = "read";
+    while (len + 1 < size) {
+        ssize_t n = read(fd, buf + len, size - 1 - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int err = errno;
+            if (err != EBADF) close(fd);   /* EBADF: the target closed it; the number is not ours */
+            errno = err;
+            return -1;
+        }
+        if (n == 0) break;
+        len += (size_t)n;
+    }
+    close(fd);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
+
+void counters_errtext(char *buf, size_t size, const char *what, int err) {
+    char tmp[128];
+    snprintf(buf, size, "%s: %s", what, strerror_r(err, tmp, sizeof tmp));
+}
+
+void counters_log_once(const char *key, const char *fmt, ...) {
+    static char seen[128][64];
+    static int nseen;
+    int fresh = 1;
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; i < nseen && fresh; i++)
+        if (strncmp(seen[i], key, sizeof seen[i]) == 0) fresh = 0;
+    if (fresh && nseen < (int)(sizeof seen / sizeof seen[0]))
+        snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+    else
+        fresh = 0;
+    pthread_mutex_unlock(&log_lock);
+    if (!fresh) return;
+    char line[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    ps_log("%s", line);
+}
