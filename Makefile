@@ -24,7 +24,7 @@ TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
             $(if $(REPORT_SRC),$(BUILD)/perfscope-report)
 EXAMPLES := $(if $(wildcard examples/toy_engine.c),$(BUILD)/toy-engine)
 
-.PHONY: all deps test test-asan bench demo clean fuzz
+.PHONY: all deps test test-asan bench demo clean fuzz tools
 all: $(SHIM) $(TOOLS) $(EXAMPLES)
 
 deps:
@@ -64,10 +64,13 @@ $(BUILD)/toy-engine: examples/toy_engine.c include/perfscope.h | $(BUILD)/.deps-
 test: all
 	@tests/run.sh
 
-test-asan:
+# The readers and tools under AddressSanitizer and UBSan, against the tests named *tools*.
+test-asan: all
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	  build-asan/perfscope-symbolize build-asan/perfscope-report
+	  LDFLAGS="-fsanitize=address,undefined" tools
 	@PERFSCOPE_TOOLS=build-asan tests/run.sh tools
+
+tools: $(TOOLS)
 
 bench: all
 	@bench/run.sh
