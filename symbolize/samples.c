@@ -1,0 +1,223 @@
+/* samples.c: the stack sample file reader (see samples.h for the rules it applies). It must never
+ * allocate more than one record, never trust the header's count, and never crash on any bytes. */
+#include "samples.h"
+#include "textfile.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static uint64_t le64_at(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return le64toh(v);
+}
+
+static uint32_t le32_at(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return le32toh(v);
+}
+
+int samples_open(struct samples_file *sf, const char *path, char *err, size_t errlen)
+{
+    memset(sf, 0, sizeof *sf);
+    sf->path = path;
+    FILE *f = fopen(path, "rbe");
+    if (!f) {
+        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        reader_error(err, errlen, path, "not a regular file");
+        goto fail;
+    }
+    if (st.st_size == 0) {
+        reader_error(err, errlen, path, "empty file (no sample header)");
+        goto fail;
+    }
+    unsigned char h[SAMPLES_HEADER_BYTES];
+    size_t got = fread(h, 1, sizeof h, f);
+    if (got < sizeof h) {
+        if (ferror(f))
+            reader_error(err, errlen, path, "read error: %s", strerror(errno));
+        else
+            reader_error(err, errlen, path, "truncated header (%zu of %d bytes)", got,
+                         SAMPLES_HEADER_BYTES);
+        goto fail;
+    }
+    uint64_t magic = le64_at(h);
+    if (magic != SAMPLES_MAGIC) {
+        reader_error(err, errlen, path, "not a perfscope sample file (magic 0x%016llx)",
+                     (unsigned long long)magic);
+        goto fail;
+    }
+    sf->hdr.count = le64_at(h + 8);
+    sf->hdr.dropped = le64_at(h + 16);
+    sf->hdr.max_frames = le64_at(h + 24);
+    sf->hdr.hz = le64_at(h + 32);
+    if (sf->hdr.max_frames == 0 || sf->hdr.max_frames > SAMPLES_MAX_FRAMES) {
+        reader_error(err, errlen, path, "bad max_frames %llu in header (must be 1..%d)",
+                     (unsigned long long)sf->hdr.max_frames, SAMPLES_MAX_FRAMES);
+        goto fail;
+    }
+    sf->record_bytes = SAMPLES_RECORD_FIXED_BYTES + 8 * (size_t)sf->hdr.max_frames;
+    uint64_t body = (uint64_t)st.st_size - SAMPLES_HEADER_BYTES;
+    sf->held = body / sf->record_bytes;
+    sf->cut = body % sf->record_bytes != 0;
+    sf->records = sf->hdr.count < sf->held ? sf->hdr.count : sf->held;
+    sf->beyond_count = sf->held > sf->hdr.count ? sf->held - sf->hdr.count : 0;
+    sf->raw = malloc(sf->record_bytes);
+    if (!sf->raw) {
+        reader_error(err, errlen, path, "out of memory");
+        goto fail;
+    }
+    sf->f = f;
+    return 0;
+fail:
+    fclose(f);
+    sf->f = NULL;
+    return -1;
+}
+
+int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t errlen)
+{
+    if (!sf->f || sf->done >= sf->records)
+        return 0;
+    size_t got = fread(sf->raw, 1, sf->record_bytes, sf->f);
+    if (got < sf->record_bytes) {
+        if (ferror(sf->f)) {
+            reader_error(err, errlen, sf->path, "read error at record %llu: %s",
+                         (unsigned long long)sf->done, strerror(errno));
+            return -1;
+        }
+        /* The file shrank after open: what was read before stands, as for a cut file. */
+        sf->cut = 1;
+        sf->records = sf->done;
+        return 0;
+    }
+    const unsigned char *r = sf->raw;
+    s->time_ns = le64_at(r);
+    s->tid = le32_at(r + 8);
+    uint32_t n = le32_at(r + 12);
+    if (n > sf->hdr.max_frames) {
+        n = (uint32_t)sf->hdr.max_frames;
+        sf->clamped++;
+    }
+    s->nframes = n;
+    for (int i = 0; i < 16; i++) {
+        unsigned char c = r[16 + i];
+        s->comm[i] = (c != 0 && (c < 0x20 || c == 0x7f)) ? '?' : (char)c;
+    }
+    s->comm[16] = '\0';
+    for (uint32_t i = 0; i < n; i++)
+        sf->frames[i] = le64_at(r + SAMPLES_RECORD_FIXED_BYTES + 8 * (size_t)i);
+    s->frames = sf->frames;
+    sf->done++;
+    return 1;
+}
+
+void samples_close(struct samples_file *sf)
+{
+    if (sf->f)
+        fclose(sf->f);
+    free(sf->raw);
+    sf->f = NULL;
+    sf->raw = NULL;
+}
+
+void samples_note(const struct samples_file *sf, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+#define NOTE(...)                                                                            \
+    do {                                                                                     \
+        if (used < len) {                                                                    \
+            int w = snprintf(buf + used, len - used, "%s", used ? "; " : "");                \
+            if (w > 0)                                                                       \
+                used += (size_t)w;                                                           \
+            if (used < len) {                                                                \
+                w = snprintf(buf + used, len - used, __VA_ARGS__);                           \
+                if (w > 0)                                                                   \
+                    used += (size_t)w;                                                       \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+    if (sf->hdr.count > sf->held)
+        NOTE("header says %llu records, file holds %llu", (unsigned long long)sf->hdr.count,
+             (unsigned long long)sf->held);
+    if (sf->cut)
+        NOTE("file ends mid-record (cut write)");
+    if (sf->beyond_count)
+        NOTE("%llu whole records after the header's count, not used",
+             (unsigned long long)sf->beyond_count);
+    if (sf->clamped)
+        NOTE("%llu records had nframes > max_frames %llu (clamped)",
+             (unsigned long long)sf->clamped, (unsigned long long)sf->hdr.max_frames);
+#undef NOTE
+}
+
+int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_header *hdr,
+                    char *err, size_t errlen)
+{
+    struct samples_file sf;
+    if (samples_open(&sf, path, err, errlen) != 0)
+        return -1;
+    if (hdr)
+        *hdr = sf.hdr;
+    struct sample s;
+    int rc;
+    while ((rc = samples_next(&sf, &s, err, errlen)) == 1)
+        if (fn(&s, arg))
+            break;
+    samples_close(&sf);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Reads decimal digits at *p into *v (at most max); advances *p. */
+static int take_number(const char **p, unsigned long long max, unsigned long long *v)
+{
+    const char *s = *p;
+    unsigned long long x = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        x = x * 10 + (unsigned long long)(*s - '0');
+        if (x > max)
+            return -1;
+    }
+    *p = s;
+    *v = x;
+    return 0;
+}
+
+int samples_parse_name(const char *path, long *pid, unsigned *gen)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    static const char prefix[] = "cpuprof.";
+    if (strncmp(base, prefix, sizeof prefix - 1) != 0)
+        return -1;
+    const char *p = base + sizeof prefix - 1;
+    unsigned long long a, b = 0;
+    if (take_number(&p, INT_MAX, &a) != 0)
+        return -1;
+    if (*p == '.' && p[1] >= '0' && p[1] <= '9') {
+        p++;
+        if (take_number(&p, UINT_MAX, &b) != 0)
+            return -1;
+    }
+    if (strcmp(p, ".bin") != 0)
+        return -1;
+    *pid = (long)a;
+    *gen = (unsigned)b;
+    return 0;
+}

@@ -1,0 +1,87 @@
+/* samples.h: THE reader of the shim's stack sample files (DESIGN 2.1), cpuprof.<pid>[.<n>].bin.
+ * Every tool that reads samples goes through here. Records are streamed one at a time, so memory
+ * never grows with the file; hostile input gives a one-line error naming the file, never a crash.
+ *
+ * Layout, little endian, no padding:
+ *   header (40 bytes): u64 magic, u64 count, u64 dropped, u64 max_frames, u64 hz
+ *   count records of 32 + 8*max_frames bytes:
+ *     u64 time_ns, u32 tid, u32 nframes, char comm[16], u64 frames[max_frames]
+ *
+ * What is accepted, and why (the shim may be killed mid-write, DESIGN 2):
+ *   - a file that ends mid-record, or whose header count is larger than what it holds: the whole
+ *     records before the cut are used (count clamped), and samples_note() says so;
+ *   - a record with nframes > max_frames: clamped to max_frames (what the reference reader's
+ *     slice does), and counted in `clamped`;
+ *   - complete records beyond the header count (the header is rewritten after the records at each
+ *     flush) are not used, as in the reference reader, but counted in `beyond_count`.
+ * What is refused (samples_open returns -1): missing or unreadable file, not a regular file,
+ * empty file, header shorter than 40 bytes, wrong magic, max_frames 0 or above 256. */
+#ifndef PERFSCOPE_SAMPLES_H
+#define PERFSCOPE_SAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SAMPLES_MAGIC 0x4c5053434f504531ULL
+#define SAMPLES_HEADER_BYTES 40
+#define SAMPLES_RECORD_FIXED_BYTES 32
+#define SAMPLES_MAX_FRAMES 256
+
+struct samples_header {
+    uint64_t count;       /* records, as the header says (may exceed what the file holds) */
+    uint64_t dropped;     /* samples the shim could not keep */
+    uint64_t max_frames;  /* 1..SAMPLES_MAX_FRAMES once opened */
+    uint64_t hz;          /* requested samples per CPU second; 0 if unknown */
+};
+
+/* One record. frames points into the reader and is valid until the next samples_next(). */
+struct sample {
+    uint64_t time_ns;     /* CLOCK_MONOTONIC */
+    uint32_t tid;
+    uint32_t nframes;     /* after clamping to max_frames */
+    char comm[17];        /* thread name, NUL terminated; control bytes shown as '?' */
+    const uint64_t *frames;
+};
+
+/* An open sample file. Fields are read-only for callers. */
+struct samples_file {
+    const char *path;       /* as given to samples_open (not copied) */
+    struct samples_header hdr;
+    uint64_t records;       /* records samples_next() will return: min(count, held) */
+    uint64_t held;          /* whole records the file holds */
+    uint64_t beyond_count;  /* whole records after the header's count (held - count, if more) */
+    int cut;                /* the file ends inside a record */
+    uint64_t done;          /* records returned so far */
+    uint64_t clamped;       /* records whose nframes exceeded max_frames */
+    size_t record_bytes;
+    FILE *f;
+    unsigned char *raw;     /* one record */
+    uint64_t frames[SAMPLES_MAX_FRAMES];
+};
+
+/* Opens and checks the header. Returns 0, or -1 with "<path>: <what is wrong>" in err. */
+int samples_open(struct samples_file *sf, const char *path, char *err, size_t errlen);
+
+/* The next record into *s: 1, 0 at the end, -1 on a read error (message in err). */
+int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t errlen);
+
+void samples_close(struct samples_file *sf);
+
+/* One line describing how the file departs from a clean one ("" when it does not): a cut record,
+ * a header count beyond the file, clamped frame counts. Valid after open; complete after the
+ * last samples_next(). */
+void samples_note(const struct samples_file *sf, char *buf, size_t len);
+
+/* Convenience: calls fn for every record of path; fn returns nonzero to stop early. Returns 0,
+ * or -1 with the message in err. hdr (may be NULL) receives the header. */
+typedef int (*samples_fn)(const struct sample *s, void *arg);
+int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_header *hdr,
+                    char *err, size_t errlen);
+
+/* Parses a sample file's name (any leading folders ignored): cpuprof.<pid>.bin gives gen 0,
+ * cpuprof.<pid>.<n>.bin gives gen n (the n-th exec of that pid). Returns 0, or -1 if the name
+ * is not of that form. */
+int samples_parse_name(const char *path, long *pid, unsigned *gen);
+
+#endif
