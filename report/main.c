@@ -1,0 +1,40 @@
+/* main.c: perfscope-report's entry point; one function per subcommand, nothing else here.
+ * It must never exit other than 0 (done), 2 (bad input or usage, one line on stderr). */
+#include "report.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+void report_fail(const char *fmt, ...)
+{
+    char line[REPORT_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(stderr, "perfscope-report: %s\n", line);
+}
+
+void put_clean(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s, f);
+}
+
+static int usage(void)
+{
+    report_fail("usage: perfscope-report OUT | perfscope-report dump samples|maps|phases FILE");
+    return REPORT_BAD_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "dump") == 0)
+        return cmd_dump(argc - 2, argv + 2);
+    if (argc != 2 || argv[1][0] == '-')
+        return usage();
+    return cmd_summary(argv[1]);
+}

@@ -1,0 +1,162 @@
+/* run_meta.c: the summary's meta.json section (status, clock fields) and the shim's own
+ * perfscope.log. It must never parse JSON by hand, never read an unbounded file into memory
+ * (meta.json is capped), and never print a log line longer than the cap. */
+#include "report.h"
+#include "summary.h"
+#include "textfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define META_MAX_BYTES (16u << 20)
+#define LOG_LINE_CAP 4096
+#define LOG_LINES_SHOWN 200
+
+int load_meta(struct run_summary *r, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (run_path(path, sizeof path, r->dir, "meta.json", err, errlen) != 0)
+        return -1;
+    FILE *f = fopen(path, "rbe");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    char *buf = NULL;
+    int rc = -1;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        reader_error(err, errlen, path, "not a regular file");
+    } else if (st.st_size == 0) {
+        reader_error(err, errlen, path, "empty file");
+    } else if ((unsigned long long)st.st_size > META_MAX_BYTES) {
+        reader_error(err, errlen, path, "too large (%lld bytes)", (long long)st.st_size);
+    } else if (!(buf = malloc((size_t)st.st_size))) {
+        reader_error(err, errlen, path, "out of memory");
+    } else {
+        size_t n = fread(buf, 1, (size_t)st.st_size, f);
+        r->meta = cJSON_ParseWithLength(buf, n);
+        if (!cJSON_IsObject(r->meta)) {
+            cJSON_Delete(r->meta);
+            r->meta = NULL;
+            reader_error(err, errlen, path, "not a JSON object%s",
+                         n < (size_t)st.st_size ? " (short read)" : "");
+        } else {
+            rc = 0;
+        }
+    }
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+static void print_value(const char *label, const cJSON *v)
+{
+    printf("  %s: ", label);
+    if (cJSON_IsString(v))
+        put_clean(stdout, v->valuestring);
+    else if (cJSON_IsNumber(v))
+        printf("%.15g", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        printf("%s", cJSON_IsTrue(v) ? "true" : "false");
+    else
+        printf("null");
+    printf("\n");
+}
+
+static int is_clock_key(const char *k)
+{
+    return strstr(k, "clock") || strstr(k, "hz") || strstr(k, "t0") || strstr(k, "sampl") ||
+           strcmp(k, "end_ns") == 0;
+}
+
+/* Scalars whose key (or an enclosing object's key) names a clock, a rate, the sampling or the
+ * baseline, two levels deep (meta.c writes "sampling":{"clock", "hz_delivered", ...},
+ * "config":{"hz", "clock"}, "t0_ns"): the schema may still move, the question stays the same. */
+static void print_clock_fields(const cJSON *obj, const char *prefix, int depth, int matched)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, obj)
+    {
+        if (!m->string)
+            continue;
+        char label[256];
+        snprintf(label, sizeof label, "%s%s%s", prefix, prefix[0] ? "." : "", m->string);
+        int match = matched || is_clock_key(m->string);
+        if (cJSON_IsObject(m)) {
+            if (depth < 2)
+                print_clock_fields(m, label, depth + 1, match);
+        } else if (match && !cJSON_IsArray(m)) {
+            print_value(label, m);
+        }
+    }
+}
+
+void print_meta(const struct run_summary *r)
+{
+    if (!r->meta) {
+        printf("\nmeta: none (no meta.json)\n");
+        return;
+    }
+    printf("\nmeta:\n");
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r->meta, "schema");
+    if (schema)
+        print_value("schema", schema);
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(r->meta, "status");
+    if (cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0)
+        printf("  status: killed (meta.json still says running: the leader never finished)\n");
+    else if (status)
+        print_value("status", status);
+    else
+        printf("  status: not recorded\n");
+    print_clock_fields(r->meta, "", 0, 0);
+}
+
+int load_log(struct run_summary *r, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    if (run_path(path, sizeof path, r->dir, "perfscope.log", err, errlen) != 0)
+        return -1;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return 0;
+    struct textfile tf; /* opened here only to refuse what cannot be read before printing */
+    if (textfile_open(&tf, path, LOG_LINE_CAP, err, errlen) != 0)
+        return -1;
+    textfile_close(&tf);
+    r->has_log = 1;
+    return 0;
+}
+
+void print_log(const struct run_summary *r)
+{
+    char path[PATH_MAX], err[REPORT_ERR_MAX];
+    struct textfile tf;
+    if (!r->has_log || run_path(path, sizeof path, r->dir, "perfscope.log", err, sizeof err) != 0 ||
+        textfile_open(&tf, path, LOG_LINE_CAP, err, sizeof err) != 0) {
+        printf("\nlog: none (no perfscope.log)\n");
+        return;
+    }
+    printf("\nlog (perfscope.log):\n");
+    size_t shown = 0, more = 0;
+    char *line;
+    while ((line = textfile_next(&tf, NULL)) != NULL) {
+        if (shown == LOG_LINES_SHOWN) {
+            more++;
+            continue;
+        }
+        printf("  ");
+        put_clean(stdout, line);
+        printf("%s\n", tf.too_long ? " [cut]" : "");
+        shown++;
+    }
+    if (!shown)
+        printf("  (empty)\n");
+    if (more)
+        printf("  ... %zu more lines\n", more);
+    textfile_close(&tf);
+}

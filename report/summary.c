@@ -1,0 +1,75 @@
+/* summary.c: `perfscope-report OUT`, the first report: what the run recorded, section by
+ * section (meta, samples per file and thread, samples per phase group, boundaries, counters,
+ * the shim's log). It must never print before every input has been read and accepted, and never
+ * write into OUT. */
+#include "report.h"
+#include "summary.h"
+#include "textfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int run_path(char *buf, size_t size, const char *dir, const char *name, char *err, size_t errlen)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= size) {
+        reader_error(err, errlen, dir, "path too long");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        reader_error(err, errlen, dir, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        reader_error(err, errlen, dir, "not a folder (want a perfscope output folder)");
+        return -1;
+    }
+    return 0;
+}
+
+static void free_run(struct run_summary *r)
+{
+    cJSON_Delete(r->meta);
+    phases_free(r->phases);
+    free_samples(r);
+    cJSON_Delete(r->counters.first);
+}
+
+int cmd_summary(const char *dir)
+{
+    char err[REPORT_ERR_MAX] = "";
+    struct run_summary r = {.dir = dir};
+    /* Phases before samples: each sample is counted in the phase open at its time. */
+    int ok = check_dir(dir, err, sizeof err) == 0 && load_meta(&r, err, sizeof err) == 0 &&
+             load_phases(&r, err, sizeof err) == 0 && load_samples(&r, err, sizeof err) == 0 &&
+             load_counters(&r, err, sizeof err) == 0 && load_log(&r, err, sizeof err) == 0;
+    if (ok && !r.meta && !r.phases && r.nfiles == 0 && !r.counters.present && !r.has_log) {
+        reader_error(err, sizeof err, dir, "no perfscope output here (no meta.json, phases.jsonl, "
+                                           "cpuprof.*.bin, counters.jsonl or perfscope.log)");
+        ok = 0;
+    }
+    if (!ok) {
+        report_fail("%s", err);
+        free_run(&r);
+        return REPORT_BAD_INPUT;
+    }
+    printf("perfscope run: ");
+    put_clean(stdout, dir);
+    printf("\n");
+    print_meta(&r);
+    print_samples(&r);
+    print_groups(&r);
+    print_boundaries(&r);
+    print_counters(&r);
+    print_log(&r);
+    free_run(&r);
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* summary.h: the run summary's data, gathered whole before anything is printed, so a bad file
+ * gives exit 2 and one line, never half a report. Each section has a loader and a printer. */
+#ifndef PERFSCOPE_SUMMARY_H
+#define PERFSCOPE_SUMMARY_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "phases.h"
+#include "samples.h"
+
+#define SUMMARY_MAX_THREADS 4096 /* per sample file; more distinct tids are lumped together */
+
+struct thread_count {
+    uint32_t tid;
+    char comm[17];           /* the latest name seen */
+    uint64_t samples;
+};
+
+struct file_summary {
+    char path[PATH_MAX];
+    const char *name;        /* basename inside path */
+    long pid;
+    unsigned gen;
+    struct samples_header hdr;
+    uint64_t records;
+    uint64_t empty_stacks;   /* records with no frame */
+    char note[512];          /* samples_note() */
+    struct thread_count *threads;
+    size_t nthreads;
+    int *slots;              /* tid hash: index into threads, -1 empty */
+    uint64_t other_samples;  /* samples of tids past SUMMARY_MAX_THREADS */
+    int has_maps;
+    size_t maps_snapshots, maps_bad_lines;
+};
+
+struct counters_summary {
+    int present;
+    size_t lines, objects, bad;
+    cJSON *first;            /* first object, kept for its zones and GPUs */
+    int have_rss;
+    unsigned long long peak_rss_anon_kib;
+    int have_t;
+    unsigned long long first_t_ns, last_t_ns;
+};
+
+/* One phase group (or "(none)", the last). */
+struct group_stat {
+    uint64_t samples;
+    double cpu_s;            /* samples / hz, per file's hz */
+    unsigned times;          /* occurrences */
+    double wall_s;           /* summed over occurrences */
+    long long tokens;        /* summed tokens=, -1 if no occurrence had any */
+};
+
+struct run_summary {
+    const char *dir;
+    cJSON *meta;                   /* NULL: no meta.json */
+    struct phases *phases;         /* NULL: no phases.jsonl */
+    struct file_summary *files;
+    size_t nfiles;
+    struct group_stat *groups;     /* [ngroups + 1]: the last is "(none)" */
+    int cpu_s_unknown;             /* a file with hz 0 */
+    uint64_t total_samples, first_sample_ns, last_sample_ns;
+    struct counters_summary counters;
+    int has_log;
+};
+
+/* "<dir>/<name>" into buf; -1 (with the message in err) if it does not fit. */
+int run_path(char *buf, size_t size, const char *dir, const char *name, char *err, size_t errlen);
+
+/* Loaders: 0, or -1 with the message in err. Missing optional files are not errors. */
+int load_meta(struct run_summary *r, char *err, size_t errlen);
+int load_phases(struct run_summary *r, char *err, size_t errlen);
+int load_samples(struct run_summary *r, char *err, size_t errlen);
+int load_counters(struct run_summary *r, char *err, size_t errlen);
+int load_log(struct run_summary *r, char *err, size_t errlen);
+
+void print_meta(const struct run_summary *r);
+void print_samples(const struct run_summary *r);
+void print_groups(const struct run_summary *r);
+void print_boundaries(const struct run_summary *r);
+void print_counters(const struct run_summary *r);
+void print_log(const struct run_summary *r);
+
+void free_samples(struct run_summary *r);
+
+#endif
