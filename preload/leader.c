@@ -269,6 +269,12 @@ void leader_try_takeover(void)
     }
 }
 
+void leader_resume(void)
+{
+    if (atomic_load(&ps_is_leader) && !watcher_running)
+        become_leader();
+}
+
 void leader_stop(void)
 {
     if (!watcher_running)

@@ -55,6 +55,11 @@ void ps_path(char *buf, size_t size, const char *name)
 
 /* ---- the log ---- */
 
+/* Lines logged before the run folder is known wait here: the target's stderr gets at most
+ * the one line saying the folder is unusable. */
+static char early[8][256];
+static int nearly, deciding = 1;
+
 static void log_v(const char *fmt, va_list ap)
 {
     char line[1024];
@@ -67,6 +72,12 @@ static void log_v(const char *fmt, va_list ap)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
     int saved = errno;
+    if (deciding) {
+        if (nearly < 8)
+            snprintf(early[nearly++], sizeof early[0], "%.*s", n - 1, line);
+        errno = saved;
+        return;
+    }
     if (out_ok) {
         char path[PATH_MAX];
         ps_path(path, sizeof path, "perfscope.log");
@@ -505,8 +516,9 @@ void shim_finish(const char *status)
     uint64_t orphans = atomic_load(&ps_samples_orphan);
     if (orphans)
         ps_log("%llu samples arrived on threads without a buffer and were dropped", (unsigned long long)orphans);
-    procs_line("exit", status);
-    if (ps_owns_meta)
+    int exec = strcmp(status, "exec") == 0;
+    procs_line(exec ? "exec" : "exit", exec ? NULL : status);
+    if (ps_owns_meta && !exec)
         meta_write_exit(status, sampled_cpu_s());
     counters_close();
 }
@@ -517,6 +529,10 @@ void shim_resume_after_failed_exec(void)
     if (!ps_active || getpid() != ps_pid)
         return;
     atomic_store(&finished, 0);
+    struct ps_thread *t = thread_self();
+    if (t)
+        clock_arm(t, 1);
+    leader_resume();
     writer_start();
 }
 
@@ -536,15 +552,32 @@ static void start_sampling(void)
     adopt_existing_threads();
 }
 
+/* Our own variables hold absolute paths from here on, so children that start in another
+ * working directory (exec after chdir, posix_spawn, system) write into the same run folder. */
+static void export_absolute(const char *name, const char *abs)
+{
+    const char *v = getenv(name);
+    if (v && *v && v[0] != '/')
+        setenv(name, abs, 1);
+}
+
 static void start(void)
 {
     ps_pid = getpid();
     read_config();
-    if (make_dirs(ps_cfg.out_dir) != 0) {
-        ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(errno));
+    int dir_rc = make_dirs(ps_cfg.out_dir);
+    int dir_errno = errno;
+    deciding = 0;
+    if (dir_rc != 0) {
+        ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(dir_errno));
         return;
     }
     out_ok = 1;
+    for (int i = 0; i < nearly; i++)
+        ps_log("%s", early[i] + strcspn(early[i], ":") + 2);
+    export_absolute("PERFSCOPE_OUT", ps_cfg.out_dir);
+    export_absolute("LLMPERFSCOPE_MARKERS", ps_cfg.markers);
+    export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
     ps_active = 1;
     pthread_key_create(&thread_key, thread_key_destructor);
     if (ps_cfg.hz <= 0)
