@@ -6,7 +6,7 @@ CXX     ?= g++
 BUILD   := build
 WARN    := -Wall -Wextra -Werror -Wno-format-truncation
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -D_GNU_SOURCE
+override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -D_GNU_SOURCE
 # -Wno-format-truncation: paths are cut at PATH_MAX on purpose; a cut path fails to open and is logged.
 # pkg-config is asked only when a recipe runs, after `deps` has installed what is missing.
 PKG      = $(shell pkg-config --cflags $(1))

@@ -103,7 +103,7 @@ void ps_log(const char *fmt, ...)
 void ps_log_once(const char *key, const char *fmt, ...)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char seen[64][48];
+    static char seen[256][48];
     static int nseen;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < nseen; i++)
@@ -111,8 +111,11 @@ void ps_log_once(const char *key, const char *fmt, ...)
             pthread_mutex_unlock(&lock);
             return;
         }
-    if (nseen < 64)
-        snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+    if (nseen == 256) { /* full: saying nothing beats saying it every time */
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    snprintf(seen[nseen++], sizeof seen[0], "%s", key);
     pthread_mutex_unlock(&lock);
     va_list ap;
     va_start(ap, fmt);
