@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 
 import samples
 from samples import check, die  # noqa: F401  (re-exported for the tests)
@@ -13,6 +14,15 @@ ROOT = os.environ["ROOT"]
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 SHIM = os.environ.get("SHIM", os.path.join(BUILD, "libperfscope.so"))
 TBUILD = os.path.join(BUILD, "tests")
+
+
+def _excepthook(tp, value, tb):
+    """An unexpected error (a missing file, an unreadable one) fails the test with one clear line."""
+    traceback.print_exception(tp, value, tb)
+    print("FAIL: %s: %s" % (tp.__name__, value), file=sys.stderr)
+
+
+sys.excepthook = _excepthook
 
 
 def target(name):

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # t_shim_threads: each thread is sampled on its own CPU time, in its own function, at the asked rate.
-# Main and three named threads burn 0.3, 0.4, 0.8 and 1.2 s of CPU in four distinct functions.
+# Main and three named threads burn 0.3, 0.4, 0.8 and 1.2 s of CPU in four distinct functions; the
+# truth is each thread's own CPU time (CLOCK_THREAD_CPUTIME_ID) from when it reached our code.
 # - 997 Hz (auto clock, perf events): samples per thread within 3% of its CPU time x 997.
-# - 199 Hz on the tick timer (PERFSCOPE_CLOCK=timer): within 3% (or 2 samples) of CPU x 199.
-# - every sample's time inside the run (CLOCK_MONOTONIC), its comm the thread's name, frame 0 in
-#   the executable's mapping (snapshot in force) and in the thread's own function for >= 95%.
+# - 199 Hz on the tick timer (PERFSCOPE_CLOCK=timer): within 3% (or 3 samples) of CPU x 199;
+#   997 Hz on the tick timer: records (ticks weighted by 1 + si_overrun) within 3% of CPU x 997.
+# - every sample's time inside the run (CLOCK_MONOTONIC), its comm the thread's name; frame 0 in
+#   the executable's mapping (snapshot in force) for >= 90% of sampling events, and the innermost
+#   frame in the executable in the thread's own function for >= 95% of samples.
 # - the reference harness's reader reads the file exactly as ours does; header hz = asked rate.
-# - meta.json names the clock in use and a delivered rate; auto at 199 Hz picks the tick timer.
+# - meta.json names the clock in use and the rate delivered (signals per CPU second: about 250 for
+#   the tick timer asked 997); auto at 199 Hz picks the tick timer.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -21,6 +25,7 @@ from shimlib import *
 
 perf_ok = sys.argv[1] == "1"
 exe = target("t_threads")
+real_exe = os.path.realpath(exe)
 
 
 def meta_clock_and_rate(meta):
@@ -37,8 +42,8 @@ def meta_clock_and_rate(meta):
 
 def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
     label = "PERFSCOPE_HZ=%d PERFSCOPE_CLOCK=%s" % (hz, clock)
-    out = "out-%s-%d" % (clock, hz)
-    report = "report-%s-%d.json" % (clock, hz)
+    out = "out-%s-%d-%g" % (clock, hz, scale)
+    report = "report-%s-%d-%g.json" % (clock, hz, scale)
     res = run([exe, report, str(scale)], shim_env(out, HZ=hz, CLOCK=clock), what=label)
     expect_ok(res, label)
     check(res.stderr == b"", "%s: the shim wrote to stderr: %r" % (label, res.stderr[:300]))
@@ -66,35 +71,50 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
     times = [s.t for s in sf.samples]
     problems = []
     for t in threads:
-        got = by_tid.get(t["tid"], [])
-        expected = t["cpu_ns"] / 1e9 * hz
+        # from the moment the thread reached the target's code (main's exec and loader time is
+        # before any sampler could start)
+        got = [s for s in by_tid.get(t["tid"], []) if s.t >= t["t0_ns"]]
+        cpu = (t["cpu_ns"] - t["cpu0_ns"]) / 1e9
+        expected = cpu * hz
         lo, hi = ranges[t["fn"]]
         comms = collections.Counter(s.comm for s in got)
+        # frame 0 in the executable: counted over distinct sampling events (the tick timer writes
+        # one event 1 + si_overrun times); the thread's function: the innermost frame that is in
+        # the executable (a sample in the burn loop's clock read is in libc and the vDSO, called
+        # from the function), over all records.
         in_exe = in_fn = 0
+        events = {}
         for s in got:
-            if not s.frames:
-                continue
-            m = samples.find_mapping(samples.snapshot_at(snaps, s.t), s.frames[0])
-            if m and "x" in m.perms and os.path.realpath(m.path) == os.path.realpath(exe):
-                in_exe += 1
-            if lo <= s.frames[0] < hi:
-                in_fn += 1
+            snap = samples.snapshot_at(snaps, s.t)
+            m = samples.find_mapping(snap, s.frames[0]) if s.frames else None
+            events[(s.t, tuple(s.frames))] = bool(m and "x" in m.perms and os.path.realpath(m.path) == real_exe)
+            for f in s.frames:
+                m = samples.find_mapping(snap, f)
+                if m and os.path.realpath(m.path) == real_exe:
+                    in_fn += lo <= f < hi
+                    break
+        in_exe = sum(events.values())
         n = len(got)
-        info("  %-9s tid %d: cpu %.3f s, %d samples, expected %.1f (%+.2f%%), frame 0 in exe %d, in %s %d, comm %s"
-             % (t["name"], t["tid"], t["cpu_ns"] / 1e9, n, expected, 100 * (n - expected) / expected,
-                in_exe, t["fn"], in_fn, dict(comms)))
+        info("  %-9s tid %d: cpu %.3f s (system %.3f s), %d samples, expected %.1f (%+.2f%%), %d events, "
+             "frame 0 in exe %d, in %s %d, comm %s"
+             % (t["name"], t["tid"], cpu, t["sys_ns"] / 1e9, n, expected, 100 * (n - expected) / expected,
+                len(events), in_exe, t["fn"], in_fn, dict(comms)))
         if check_counts and not within(n, expected, rel, absolute):
-            problems.append("%s (tid %d): %d samples for %.3f s of CPU at %d Hz, expected %.1f +- %.1f"
-                            % (t["name"], t["tid"], n, t["cpu_ns"] / 1e9, hz, expected, max(rel * expected, absolute)))
+            problems.append("%s (tid %d): %d samples for %.3f s of CPU (%.3f s of it system time) at %d Hz, "
+                            "expected %.1f +- %.1f"
+                            % (t["name"], t["tid"], n, cpu, t["sys_ns"] / 1e9, hz, expected, max(rel * expected, absolute)))
         if n == 0:
             problems.append("%s: no samples" % t["name"])
             continue
+        if not check_counts:
+            continue          # a short run, too few samples for the ratios below
         if comms.most_common(1)[0][0] != t["name"]:
             problems.append("%s: samples named %s" % (t["name"], dict(comms)))
-        if in_exe < 0.95 * n:
-            problems.append("%s: only %d of %d samples have frame 0 in the executable's mapping" % (t["name"], in_exe, n))
+        if in_exe < 0.9 * len(events):
+            problems.append("%s: only %d of %d sampling events have frame 0 in the executable's mapping"
+                            % (t["name"], in_exe, len(events)))
         if in_fn < 0.95 * n:
-            problems.append("%s: only %d of %d samples have frame 0 in %s" % (t["name"], in_fn, n, t["fn"]))
+            problems.append("%s: only %d of %d samples are in %s (innermost frame in the executable)" % (t["name"], in_fn, n, t["fn"]))
     if problems:
         die("%s:\n  " % label + "\n  ".join(problems))
 
@@ -105,18 +125,31 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
     check(clocks, "%s: meta.json names no clock (a key with 'clock' whose value is perf or timer)" % label)
     check(all(v == expect_clock for _, v in clocks),
           "%s: meta.json says clock %s, expected %s" % (label, clocks, expect_clock))
-    delivered = min(hz, 250) if expect_clock == "timer" else hz
-    check(any(0.8 * delivered <= v <= 1.05 * delivered for _, v in rates),
-          "%s: meta.json states no delivered rate near %d Hz (found %s)" % (label, delivered, rates))
+    # The rate delivered: sampling signals per CPU second. The tick timer fires at most on the
+    # scheduler tick (250 Hz here): asked for 997 it delivers about 250, the rest arriving as
+    # si_overrun weights, which are records, not deliveries.
+    if expect_clock == "timer":
+        tick = 250
+        lo, hi = 0.5 * min(hz, tick), (1.05 * hz if hz <= tick else 1.3 * tick)
+    else:
+        lo, hi = 0.8 * hz, 1.05 * hz
+    check(any(lo <= v <= hi for _, v in rates),
+          "%s: meta.json states no delivered rate in [%.0f, %.0f] Hz (found %s)" % (label, lo, hi, rates))
 
 
 if perf_ok:
     case(997, "auto", "perf", 0.03, 0)
 else:
     info("perf_event_open refused here: the 997 Hz checks are skipped")
-case(199, "timer", "timer", 0.03, 2)
+# (3 samples of slack: a tick timer loses the period in progress at the thread's exit and an
+# expiry not yet noticed by a tick, and counts in whole periods)
+case(199, "timer", "timer", 0.03, 3)
 # auto below the tick rate picks the (cheaper) tick timer; a short run, for meta.json's clock only.
-case(199, "auto", "timer", 0.03, 2, scale=0.2, check_counts=False)
+case(199, "auto", "timer", 0.03, 3, scale=0.2, check_counts=False)
+# The tick timer asked for more than the tick: each tick's record written 1 + si_overrun times,
+# so the records still count CPU time at 997 per second (slack: up to a tick, 4 periods, of CPU
+# time not yet noticed when a thread exits).
+case(997, "timer", "timer", 0.03, 5)
 if not perf_ok:
     print("perf events refused (perf_event_paranoid or seccomp): 997 Hz case not run")
     sys.exit(77)

@@ -2,8 +2,9 @@
  *
  * DEFINE_BURN(fn) defines a distinct, never-inlined function `fn(seconds)` that spins in its own
  * body until the calling thread has spent `seconds` more of its own CPU time
- * (CLOCK_THREAD_CPUTIME_ID). The clock is read only every few thousand iterations so that almost
- * every sample lands in fn's own instructions, not in a system call. */
+ * (CLOCK_THREAD_CPUTIME_ID). The clock is read only every million iterations (about a
+ * millisecond), so that almost every sample lands in fn's own instructions, not in a system call,
+ * and the target itself spends almost no time in the kernel. */
 #ifndef PERFSCOPE_TEST_BURN_H
 #define PERFSCOPE_TEST_BURN_H
 
@@ -40,7 +41,7 @@ extern volatile uint64_t burn_sink;
         uint64_t until = thread_cpu_ns() + (uint64_t)(seconds * 1e9);                \
         uint64_t x = (uint64_t)(uintptr_t)&burn_sink | 1, n = 0;                     \
         for (;;) {                                                                   \
-            for (int i = 0; i < 100000; i++) {                                        \
+            for (int i = 0; i < 1000000; i++) {                                       \
                 x = x * 6364136223846793005ull + 1442695040888963407ull;             \
                 __asm__ volatile("" : "+r"(x));                                      \
             }                                                                        \

@@ -2,13 +2,17 @@
  * function (main 0.3 s in burn_main, "burn-a" 0.4 s in burn_a, "burn-b" 0.8 s in burn_b,
  * "burn-c" 1.2 s in burn_c; times multiplied by SCALE). At the end every thread's total CPU time
  * (CLOCK_THREAD_CPUTIME_ID) goes to REPORT as one JSON line per thread:
- *   {"tid":N,"name":"burn-a","fn":"burn_a","addr":N,"cpu_ns":N}
- * `addr` is the run-time address of the function (for nm-based symbol ranges). */
+ *   {"tid":N,"name":"burn-a","fn":"burn_a","addr":N,"cpu0_ns":N,"t0_ns":N,"cpu_ns":N}
+ * `addr` is the run-time address of the function (for nm-based symbol ranges); cpu0_ns and t0_ns
+ * the thread's CPU time and CLOCK_MONOTONIC when it reached our code (main() for the main thread:
+ * what it spent before, in exec and the dynamic loader, no sampler can see); user_ns and sys_ns
+ * its user and system time by getrusage(RUSAGE_THREAD) at the end (the kernel's estimate). */
 #define _GNU_SOURCE
 #include "burn.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,18 +27,26 @@ struct job {
     uint64_t (*burn)(double);
     double seconds;
     pid_t tid;
-    uint64_t cpu_ns;
+    uint64_t cpu0_ns, t0_ns, cpu_ns, user_ns, sys_ns;
     pthread_barrier_t *ready;
 };
 
 static void *run(void *arg)
 {
     struct job *j = arg;
+    if (!j->t0_ns) {
+        j->cpu0_ns = thread_cpu_ns();
+        j->t0_ns = mono_ns();
+    }
     j->tid = (pid_t)syscall(SYS_gettid);
     pthread_setname_np(pthread_self(), j->name);
     pthread_barrier_wait(j->ready);
     j->burn(j->seconds);
     j->cpu_ns = thread_cpu_ns();
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    j->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ull + (uint64_t)ru.ru_utime.tv_usec * 1000ull;
+    j->sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ull + (uint64_t)ru.ru_stime.tv_usec * 1000ull;
     return NULL;
 }
 
@@ -44,14 +56,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: t_threads REPORT [SCALE]\n");
         return 2;
     }
+    uint64_t main_cpu0 = thread_cpu_ns(), main_t0 = mono_ns();
     double scale = argc > 2 ? atof(argv[2]) : 1.0;
     pthread_barrier_t ready;
     pthread_barrier_init(&ready, NULL, 4);
     struct job jobs[4] = {
-        {"burn-main", "burn_main", burn_main, 0.3 * scale, 0, 0, &ready},
-        {"burn-a", "burn_a", burn_a, 0.4 * scale, 0, 0, &ready},
-        {"burn-b", "burn_b", burn_b, 0.8 * scale, 0, 0, &ready},
-        {"burn-c", "burn_c", burn_c, 1.2 * scale, 0, 0, &ready},
+        {"burn-main", "burn_main", burn_main, 0.3 * scale, 0, main_cpu0, main_t0, 0, 0, 0, &ready},
+        {"burn-a", "burn_a", burn_a, 0.4 * scale, 0, 0, 0, 0, 0, 0, &ready},
+        {"burn-b", "burn_b", burn_b, 0.8 * scale, 0, 0, 0, 0, 0, 0, &ready},
+        {"burn-c", "burn_c", burn_c, 1.2 * scale, 0, 0, 0, 0, 0, 0, &ready},
     };
     pthread_t th[4];
     for (int i = 1; i < 4; i++)
@@ -68,9 +81,11 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int i = 0; i < 4; i++)
-        fprintf(f, "{\"tid\":%d,\"name\":\"%s\",\"fn\":\"%s\",\"addr\":%lu,\"cpu_ns\":%lu}\n",
+        fprintf(f, "{\"tid\":%d,\"name\":\"%s\",\"fn\":\"%s\",\"addr\":%lu,\"cpu0_ns\":%lu,"
+                   "\"t0_ns\":%lu,\"cpu_ns\":%lu,\"user_ns\":%lu,\"sys_ns\":%lu}\n",
                 (int)jobs[i].tid, jobs[i].name, jobs[i].fn, (unsigned long)(uintptr_t)jobs[i].burn,
-                (unsigned long)jobs[i].cpu_ns);
+                (unsigned long)jobs[i].cpu0_ns, (unsigned long)jobs[i].t0_ns, (unsigned long)jobs[i].cpu_ns,
+                (unsigned long)jobs[i].user_ns, (unsigned long)jobs[i].sys_ns);
     fclose(f);
     return 0;
 }
