@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t_shim_sigkill: a run killed with SIGKILL 1.5 s in keeps all but its last quarter second.
 # t_spin burns CPU on two threads at 997 Hz (199 where perf events are refused); SIGKILL at 1.5 s.
-# - cpuprof.<pid>.bin reads (ours and the reference reader's logic, tolerating a cut record);
+# - cpuprof.<pid>.bin reads (ours and the reference reader's logic, tolerating a cut record; a
+#   copy cut mid-record reads up to its last whole record);
 # - its samples span at least 1.1 s of wall time (last sample time minus first), from both threads;
 # - meta.json parses and its status reads "running".
 set -u
@@ -44,6 +45,16 @@ check(len(tids) >= 2 and min(tids.values()) >= 0.25 * len(sf.samples),
 for tid, n in tids.items():
     check(n >= 1.0 * hz * 0.5, "thread %d: only %d samples" % (tid, n))
 samples.read_maps(stem + ".maps")
+# A copy cut in the middle of a record (what a kill during a write leaves) still reads, with both
+# readers, up to the last whole record.
+data = open(stem + ".bin", "rb").read()
+keep = min(sf.count, sf.records_in_file) // 2
+cut = 40 + keep * sf.record_size + sf.record_size // 2
+open("cut.bin", "wb").write(data[:cut])
+part = samples.read_samples("cut.bin")
+check(part.truncated and len(part.samples) == keep, "a file cut mid-record reads %d samples, expected %d"
+      % (len(part.samples), keep))
+check(samples.check_reference_reader("cut.bin") == keep, "the reference reader's logic reads the cut file differently")
 meta = samples.read_meta("out/meta.json")
 check(meta.get("status") == "running", "meta.json status %r after SIGKILL, expected \"running\"" % meta.get("status"))
 EOF2
