@@ -50,8 +50,9 @@ for name, argv in cases.items():
             sf = samples.read_samples(files[res.pid][0][1] + ".bin")
             meta = samples.read_meta(os.path.join(out, "meta.json"))
             check(meta.get("status") == "ok", "%s: meta.json status %r" % (label, meta.get("status")))
-            info("%s: %.2f s user CPU, %d samples (%.0f per CPU s), %d dropped"
-                 % (label, cpu, len(sf.samples), len(sf.samples) / max(cpu, 1e-9), sf.dropped))
+            guarded = [v for k, v in samples.leaves(meta) if "without_libunwind" in k]
+            info("%s: %.2f s user CPU, %d samples (%.0f per CPU s), %d dropped, taken without libunwind: %s"
+                 % (label, cpu, len(sf.samples), len(sf.samples) / max(cpu, 1e-9), sf.dropped, guarded))
             check(len(sf.samples) >= 0.5 * cpu * HZ, "%s: %d samples for %.2f s of user CPU at %d Hz"
                   % (label, len(sf.samples), cpu, HZ))
 EOF2
