@@ -31,6 +31,11 @@ char ps_kernel_hz_source[64] = "assumed";
 char ps_clock_reason[160] = "";
 
 static long page_size;
+/* Whether the perf clock may count kernel time too. It samples the thread's whole CPU time,
+ * as the tick timer does; with exclude_kernel a timer expiry during a system call or a page
+ * fault is skipped, and a thread with 2% system time loses 2% of its samples. Where the kernel
+ * refuses (perf_event_paranoid >= 2 without CAP_PERFMON) the clock counts user time only. */
+int ps_perf_counts_kernel = 1;
 
 static int hz_from_config_line(const char *line)
 {
@@ -100,7 +105,7 @@ static int perf_open(pid_t tid)
     a.sample_type = 0;
     a.wakeup_events = 1;
     a.disabled = 1;
-    a.exclude_kernel = 1;
+    a.exclude_kernel = ps_perf_counts_kernel ? 0 : 1;
     a.exclude_hv = 1;
     if (ps_perf_delivery == PS_PERF_SIGTRAP) {
         /* Synchronous SIGTRAP to the overflowing thread (Linux 5.13+); the kernel insists
@@ -274,7 +279,12 @@ void clock_setup(void)
                  ps_cfg.clock == PS_CLOCK_TIMER ? "asked for" : "rate within the kernel tick rate");
         return;
     }
+    ps_perf_counts_kernel = 1;
     int fd = perf_open(0);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        ps_perf_counts_kernel = 0;
+        fd = perf_open(0);
+    }
     if (fd < 0) {
         ps_clock_in_use = PS_CLOCK_TIMER;
         snprintf(ps_clock_reason, sizeof ps_clock_reason, "perf_event_open refused: %s", strerror(errno));

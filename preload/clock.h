@@ -11,6 +11,7 @@ extern enum ps_clock ps_clock_in_use;
 extern enum ps_perf_delivery ps_perf_delivery;
 const char *clock_delivery_name(void);
 extern int ps_kernel_hz;
+extern int ps_perf_counts_kernel;
 extern char ps_kernel_hz_source[64];
 extern char ps_clock_reason[160];
 

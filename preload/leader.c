@@ -163,6 +163,9 @@ static void *watcher_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
+    /* meta.json's machine scan reads all of /proc: on this thread, not the target's. */
+    if (ps_owns_meta && !meta_written())
+        meta_write_start();
     counters_open();
     watch_markers();
     read_markers();
@@ -253,8 +256,6 @@ int leader_start(void)
     sampler_mark_perf_fd(ps_leader_fd, 1);
     if (!lock_leader())
         return 0;
-    if (ps_owns_meta)
-        meta_write_start();
     become_leader();
     return 1;
 }

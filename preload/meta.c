@@ -198,7 +198,8 @@ static void add_config(cJSON *m)
     cJSON_AddNumberToObject(s, "hz_asked", ps_cfg.hz);
     if (ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF) {
         cJSON_AddStringToObject(s, "perf_delivery", clock_delivery_name());
-        cJSON_AddStringToObject(s, "counts", "user CPU time (exclude_kernel)");
+        cJSON_AddStringToObject(s, "counts", ps_perf_counts_kernel ? "user and system CPU time"
+                                                                   : "user CPU time only (the kernel refuses more)");
     } else if (ps_cfg.hz > 0) {
         cJSON_AddStringToObject(s, "counts", "user and system CPU time, on the scheduler tick");
     }
@@ -222,11 +223,19 @@ static void render_and_write(void)
     meta_rewrite_status(NULL);
 }
 
+int meta_written(void)
+{
+    return meta != NULL;
+}
+
 void meta_write_start(void)
 {
-    t0_ns = ps_now_ns();
+    /* The run's clock baseline is when this process started, not when this thread got here. */
+    uint64_t now = ps_now_ns();
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
+    t0_ns = ps_start_ns ? ps_start_ns : now;
+    double wall_s = (double)wall.tv_sec + wall.tv_nsec / 1e9 - (double)(now - t0_ns) / 1e9;
     cJSON_Delete(meta);
     meta = cJSON_CreateObject();
     if (!meta)
@@ -236,7 +245,7 @@ void meta_write_start(void)
     add_command(meta);
     add_host(meta);
     cJSON_AddNumberToObject(meta, "t0_ns", (double)t0_ns);
-    cJSON_AddNumberToObject(meta, "t0_wall_s", (double)wall.tv_sec + wall.tv_nsec / 1e9);
+    cJSON_AddNumberToObject(meta, "t0_wall_s", wall_s);
     add_config(meta);
     add_machine_before(meta);
     cJSON_AddStringToObject(meta, "status", "running");
@@ -250,12 +259,18 @@ void meta_write_exit(const char *status, double sampled_cpu_s)
     cJSON *s = cJSON_GetObjectItemCaseSensitive(meta, "sampling");
     if (s && ps_cfg.hz > 0) {
         uint64_t taken = atomic_load(&ps_samples_taken);
+        uint64_t signals = atomic_load(&ps_signals_taken);
         cJSON_AddNumberToObject(s, "samples", (double)taken);
+        cJSON_AddNumberToObject(s, "distinct_samples", (double)signals);
         cJSON_AddNumberToObject(s, "samples_without_libunwind", (double)atomic_load(&ps_samples_no_libunwind));
         cJSON_AddNumberToObject(s, "records_written", (double)writer_records());
         cJSON_AddNumberToObject(s, "sampled_cpu_s", sampled_cpu_s);
-        if (sampled_cpu_s > 0.05)
-            cJSON_AddNumberToObject(s, "hz_delivered", (double)taken / sampled_cpu_s);
+        /* Delivered: signals the clock gave per CPU second (the tick timer: at most the tick
+         * rate). Weighted: records written per CPU second, overruns included. */
+        if (sampled_cpu_s > 0.05) {
+            cJSON_AddNumberToObject(s, "hz_delivered", (double)signals / sampled_cpu_s);
+            cJSON_AddNumberToObject(s, "hz_weighted", (double)taken / sampled_cpu_s);
+        }
         cJSON_AddNumberToObject(s, "signals_chained", (double)atomic_load(&ps_signals_chained));
     }
     cJSON_AddNumberToObject(meta, "end_ns", (double)ps_now_ns());

@@ -3,6 +3,7 @@
 #define PERFSCOPE_META_H
 
 void meta_write_start(void);
+int meta_written(void);
 void meta_write_exit(const char *status, double sampled_cpu_s);
 /* Async-signal-safe: the last rendered meta.json with its status replaced. */
 void meta_rewrite_status(const char *status);

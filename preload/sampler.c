@@ -25,6 +25,7 @@
 
 __thread int ps_guard_depth;
 _Atomic uint64_t ps_samples_taken;
+_Atomic uint64_t ps_signals_taken;
 _Atomic uint64_t ps_samples_no_libunwind;
 _Atomic uint64_t ps_samples_orphan;
 _Atomic uint64_t ps_signals_chained;
@@ -179,6 +180,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     ring_commit(t->ring);
     atomic_fetch_add_explicit(&ps_samples_taken, weight, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ps_signals_taken, 1, memory_order_relaxed);
     if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
     errno = saved_errno;

@@ -13,6 +13,7 @@ static inline void ps_guard_enter(void) { ps_guard_depth++; __atomic_signal_fenc
 static inline void ps_guard_leave(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); ps_guard_depth--; }
 
 extern _Atomic uint64_t ps_samples_taken;        /* records put in rings (weighted) */
+extern _Atomic uint64_t ps_signals_taken;        /* distinct samples: one per signal */
 extern _Atomic uint64_t ps_samples_no_libunwind; /* of those, taken by fp/PC in a guard */
 extern _Atomic uint64_t ps_samples_orphan;       /* signals for a thread with no ring */
 extern _Atomic uint64_t ps_signals_chained;      /* SIGPROFs passed to the target's handler */

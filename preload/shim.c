@@ -33,6 +33,7 @@
 
 struct ps_config ps_cfg;
 int ps_active;
+uint64_t ps_start_ns;
 _Atomic int ps_is_leader;
 pid_t ps_pid;
 extern int ps_owns_meta;
@@ -501,8 +502,8 @@ static double sampled_cpu_s(void)
         return 0;
     double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
     double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-    /* The perf clock counts user time only (exclude_kernel); the tick timer both. */
-    return ps_clock_in_use == PS_CLOCK_PERF ? user : user + sys;
+    /* The perf clock counts user time only where the kernel refuses more; else both. */
+    return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
 }
 
 void shim_finish(const char *status)
@@ -566,6 +567,7 @@ static void export_absolute(const char *name, const char *abs)
 
 static void start(void)
 {
+    ps_start_ns = ps_now_ns();
     ps_pid = getpid();
     read_config();
     int dir_rc = make_dirs(ps_cfg.out_dir);
@@ -614,6 +616,7 @@ void shim_after_fork_child(void)
     }
     atomic_store(&ps_threads_used, 0);
     atomic_store(&ps_samples_taken, 0);
+    atomic_store(&ps_signals_taken, 0);
     atomic_store(&ps_samples_no_libunwind, 0);
     atomic_store(&ps_samples_orphan, 0);
     writer_forget_after_fork();

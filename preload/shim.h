@@ -51,6 +51,9 @@ int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 int ps_real_close(int fd);
 int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 
+/* CLOCK_MONOTONIC when the shim started in this image. */
+extern uint64_t ps_start_ns;
+
 /* Set when the shim is working in this process (sampling or leader duties). */
 extern int ps_active;
 /* Whether this process is the run's leader now. */
