@@ -19,6 +19,11 @@
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void markers_after_fork(void)
+{
+    pthread_mutex_init(&record_lock, NULL);
+}
+
 static int valid_name(const char *s, size_t len)
 {
     if (len == 0 || len > PS_MARKER_NAME_MAX)

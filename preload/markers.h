@@ -16,6 +16,8 @@ int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read
 /* Appends one boundary to phases.jsonl; takes ownership of attrs. */
 void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *attrs,
                     const char *source, long line_no, int with_counters);
+/* In a fork child: the lock a parent thread may have held is free again. */
+void markers_after_fork(void);
 /* Appends obj as one line to <out>/<file>. */
 void markers_append_jsonl(const char *file, cJSON *obj);
 

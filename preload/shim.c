@@ -101,27 +101,36 @@ void ps_log(const char *fmt, ...)
     va_end(ap);
 }
 
+static pthread_mutex_t log_once_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void ps_log_once(const char *key, const char *fmt, ...)
 {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static char seen[256][48];
     static int nseen;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&log_once_lock);
     for (int i = 0; i < nseen; i++)
         if (strncmp(seen[i], key, sizeof seen[i] - 1) == 0) {
-            pthread_mutex_unlock(&lock);
+            pthread_mutex_unlock(&log_once_lock);
             return;
         }
     if (nseen == 256) { /* full: saying nothing beats saying it every time */
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&log_once_lock);
         return;
     }
     snprintf(seen[nseen++], sizeof seen[0], "%s", key);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&log_once_lock);
     va_list ap;
     va_start(ap, fmt);
     log_v(fmt, ap);
     va_end(ap);
+}
+
+/* A fork child has only the forking thread: locks another thread held at the fork are
+ * reset, or the child's first log line or boundary would wait forever. */
+static void reset_locks_in_child(void)
+{
+    pthread_mutex_init(&log_once_lock, NULL);
+    markers_after_fork();
 }
 
 /* ---- configuration ---- */
@@ -585,6 +594,7 @@ static void start(void)
     export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
     ps_active = 1;
     pthread_key_create(&thread_key, thread_key_destructor);
+    pthread_atfork(NULL, NULL, reset_locks_in_child);
     if (ps_cfg.hz <= 0)
         clock_setup();
     start_sampling();
