@@ -1,6 +1,8 @@
 /* main.c: perfscope-report's entry point; one function per subcommand, nothing else here.
  * It must never exit other than 0 (done), 2 (bad input or usage, one line on stderr). */
 #include "report.h"
+#include "diff.h"
+#include "noise.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -34,6 +36,10 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "dump") == 0)
         return cmd_dump(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "diff") == 0)
+        return cmd_diff(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "noise") == 0)
+        return cmd_noise(argc - 2, argv + 2);
     if (argc != 2 || argv[1][0] == '-')
         return usage();
     return cmd_summary(argv[1]);
