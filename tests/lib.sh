@@ -38,6 +38,7 @@ _build() {
         fail "cannot build $src"
     fi
     rm -f "$tmp.err"
+    chmod 755 "$tmp"
     mv -f "$tmp" "$out"
 }
 

@@ -5,6 +5,8 @@
 # - 997 Hz (auto clock, perf events): samples per thread within 3% of its CPU time x 997.
 # - 199 Hz on the tick timer (PERFSCOPE_CLOCK=timer): within 3% (or 3 samples) of CPU x 199;
 #   997 Hz on the tick timer: records (ticks weighted by 1 + si_overrun) within 3% of CPU x 997.
+# - threads already running when the shim starts (loaded late with dlopen: found through
+#   /proc/self/task) are sampled at the same accuracy, on each clock.
 # - every sample's time inside the run (CLOCK_MONOTONIC), its comm the thread's name; frame 0 in
 #   the executable's mapping (snapshot in force) for >= 90% of sampling events, and the innermost
 #   frame in the executable in the thread's own function for >= 95% of samples.
@@ -15,6 +17,7 @@ set -u
 . "$ROOT/tests/lib.sh"
 need_shim
 build_target t_threads
+build_target t_late
 perf=0
 if perf_events_allowed; then perf=1; fi
 
@@ -137,19 +140,64 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
           "%s: meta.json states no delivered rate in [%.0f, %.0f] Hz (found %s)" % (label, lo, hi, rates))
 
 
+failed = []
+
+
+def attempt(fn, *args, **kw):
+    """Run one case; a failure is printed and remembered, and the other cases still run."""
+    try:
+        fn(*args, **kw)
+    except SystemExit as e:
+        if e.code not in (0, None):
+            failed.append("%s%s" % (fn.__name__, args[:2]))
+
+
 if perf_ok:
-    case(997, "auto", "perf", 0.03, 0)
+    attempt(case, 997, "auto", "perf", 0.03, 0)
 else:
     info("perf_event_open refused here: the 997 Hz checks are skipped")
 # (3 samples of slack: a tick timer loses the period in progress at the thread's exit and an
 # expiry not yet noticed by a tick, and counts in whole periods)
-case(199, "timer", "timer", 0.03, 3)
+attempt(case, 199, "timer", "timer", 0.03, 3)
 # auto below the tick rate picks the (cheaper) tick timer; a short run, for meta.json's clock only.
-case(199, "auto", "timer", 0.03, 3, scale=0.2, check_counts=False)
+attempt(case, 199, "auto", "timer", 0.03, 3, scale=0.2, check_counts=False)
 # The tick timer asked for more than the tick: each tick's record written 1 + si_overrun times,
 # so the records still count CPU time at 997 per second (slack: up to a tick, 4 periods, of CPU
 # time not yet noticed when a thread exits).
-case(997, "timer", "timer", 0.03, 5)
+attempt(case, 997, "timer", "timer", 0.03, 5)
+
+
+def late(hz, clock, rel, absolute):
+    """Threads running before the shim starts (it is dlopen'ed late) are found and sampled."""
+    label = "threads before the shim, PERFSCOPE_HZ=%d PERFSCOPE_CLOCK=%s" % (hz, clock)
+    out, report = "out-late-%d" % hz, "report-late-%d.json" % hz
+    env = shim_env(out, HZ=hz, CLOCK=clock)
+    del env["LD_PRELOAD"]
+    res = run([target("t_late"), SHIM, report], env, what=label)
+    expect_ok(res, label)
+    threads = samples.read_jsonl(report)
+    files = samples.bin_files(out)
+    check(res.pid in files, "%s: no cpuprof.%d.bin: %s" % (label, res.pid, os.listdir(out)))
+    sf = samples.read_samples(files[res.pid][0][1] + ".bin")
+    ranges = samples.runtime_ranges(target("t_late"), threads[0]["fn"], threads[0]["addr"], [t["fn"] for t in threads])
+    for t in threads:
+        got = [s for s in sf.samples if s.tid == t["tid"] and s.t >= t["t0_ns"]]
+        cpu = (t["cpu_ns"] - t["cpu0_ns"]) / 1e9
+        lo, hi = ranges[t["fn"]]
+        in_fn = sum(1 for s in got if s.frames and lo <= s.frames[0] < hi)
+        info("%s: %s: %d samples for %.3f s of CPU (expected %.1f), %d in %s"
+             % (label, t["name"], len(got), cpu, cpu * hz, in_fn, t["fn"]))
+        check(within(len(got), cpu * hz, rel, absolute),
+              "%s: %s (tid %d): %d samples for %.3f s of CPU at %d Hz, expected %.1f +- %.1f"
+              % (label, t["name"], t["tid"], len(got), cpu, hz, cpu * hz, max(rel * cpu * hz, absolute)))
+        check(in_fn >= 0.9 * len(got), "%s: %s: %d of %d samples in %s" % (label, t["name"], in_fn, len(got), t["fn"]))
+
+
+attempt(late, 199, "timer", 0.03, 3)
+if perf_ok:
+    attempt(late, 997, "perf", 0.03, 3)
+if failed:
+    die("failed cases: %s" % ", ".join(failed))
 if not perf_ok:
     print("perf events refused (perf_event_paranoid or seccomp): 997 Hz case not run")
     sys.exit(77)
