@@ -10,11 +10,13 @@
 #   the run without the shim) and none of the shim's signals;
 # - errno unchanged across samples in a tight loop;
 # - a target that closes every descriptor >= 3 (close_range, a close loop, closefrom) and then
-#   writes its own files and a pipe: exactly its own bytes in them, and samples after the closing.
+#   writes its own files and a pipe: exactly its own bytes in them, and samples after the closing;
+# - the shim's descriptors are close-on-exec: an image exec'd without the shim inherits no
+#   descriptor that the run without the shim would not have (perf and tick clocks, markers on).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in t_exit t_sigprof t_errno t_closeall; do build_target "$t"; done
+for t in t_exit t_sigprof t_errno t_closeall t_fds; do build_target "$t"; done
 hz=199
 if perf_events_allowed; then hz=997; fi
 
@@ -139,4 +141,17 @@ for mode, clock, rate in (("range", "auto", hz), ("loop", "auto", hz), ("closefr
     check(len(after) >= 0.5 * 0.3 * rate, "%s: %d samples after the target closed its descriptors (0.3 s at %d Hz): sampling stopped"
           % (what, len(after), rate))
     check(before >= 0.5 * 0.15 * rate, "%s: %d samples before the closing" % (what, before))
+
+# 6. close-on-exec: the exec'd image (LD_PRELOAD dropped) lists its descriptors
+fds = target("t_fds")
+base = run([fds, "exec"], plain_env(), what="t_fds")
+expect_ok(base, "t_fds without the shim")
+for clock, rate in (("auto", hz), ("timer", 199)):
+    what = "t_fds PERFSCOPE_CLOCK=%s HZ=%d" % (clock, rate)
+    d = os.path.abspath("out-fds-%s" % clock)
+    res = run([fds, "exec"], shim_env(d, HZ=rate, CLOCK=clock, LLMPERFSCOPE_MARKERS=d + "/markers"), what=what)
+    expect_ok(res, what)
+    info("%s: the exec'd image has %r" % (what, res.stdout.decode(errors="replace")))
+    check(res.stdout == base.stdout, "%s: descriptors leaked through exec (not close-on-exec): %s; without the shim: %s"
+          % (what, res.stdout.decode(errors="replace").strip().replace("\n", "; "), base.stdout.decode(errors="replace").strip()))
 EOF2
