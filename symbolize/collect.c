@@ -1,0 +1,708 @@
+/* collect.c: a run folder into a struct profile (see profile.h): every cpuprof.*.bin streamed
+ * once through samples.c, its frames resolved through the maps snapshot in force (maps.c), the
+ * process's perf map (perfmap.c) and the files' symbols (symtab.c), each sample counted under
+ * its phase group (phases.c), thread and stack.
+ *
+ * It must never hold more than one sample record, never resolve a raw stack it has already
+ * resolved (the stack cache), and never stop on one bad file when others are usable. */
+#include "profile.h"
+#include "jsonl.h"
+#include "maps.h"
+#include "perfmap.h"
+#include "textfile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define META_MAX_BYTES (16u << 20)
+#define WARNINGS_KEPT 200
+#define STACK_CACHE_WORDS (8u << 20) /* 64 MiB of cached raw stacks at most */
+
+void prof_warn(struct profile *p, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (char *c = line; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    if (p->log)
+        fprintf(p->log, "%s: %s\n", p->prog ? p->prog : "perfscope-symbolize", line);
+    if (p->warnings && cJSON_GetArraySize(p->warnings) < WARNINGS_KEPT)
+        cJSON_AddItemToArray(p->warnings, cJSON_CreateString(line));
+}
+
+static int join(char *buf, size_t size, const char *dir, const char *name)
+{
+    int n = snprintf(buf, size, "%s/%s", dir, name);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* ---- meta.json and procs.jsonl (both optional) ---- */
+
+static cJSON *read_json_object(struct profile *p, const char *path)
+{
+    FILE *f = fopen(path, "rbe");
+    if (!f) {
+        if (errno != ENOENT)
+            prof_warn(p, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    cJSON *obj = NULL;
+    char *buf = NULL;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+        prof_warn(p, "%s: not a regular file, ignored", path);
+    else if (sb.st_size == 0 || (unsigned long long)sb.st_size > META_MAX_BYTES)
+        prof_warn(p, "%s: %s (%lld bytes), ignored", path, sb.st_size ? "too large" : "empty",
+                  (long long)sb.st_size);
+    else if (!(buf = malloc((size_t)sb.st_size)))
+        p->oom = 1;
+    else {
+        size_t n = fread(buf, 1, (size_t)sb.st_size, f);
+        obj = cJSON_ParseWithLength(buf, n);
+        if (!cJSON_IsObject(obj)) {
+            cJSON_Delete(obj);
+            obj = NULL;
+            prof_warn(p, "%s: not a JSON object, ignored", path);
+        }
+    }
+    free(buf);
+    fclose(f);
+    return obj;
+}
+
+static void read_meta(struct profile *p)
+{
+    char path[PATH_MAX];
+    if (join(path, sizeof path, p->dir, "meta.json") != 0)
+        return;
+    p->meta = read_json_object(p, path);
+    if (!p->meta)
+        return;
+    unsigned long long v;
+    if (json_u64(p->meta, "t0_ns", &v) == 0)
+        p->t0_ns = v;
+    if (json_u64(p->meta, "end_ns", &v) == 0)
+        p->end_ns = v;
+    if (json_u64(p->meta, "pid", &v) == 0 && v <= INT_MAX)
+        p->leader_pid = (long)v;
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(p->meta, "t0_wall_s");
+    if (cJSON_IsNumber(w) && w->valuedouble > 0 && p->t0_ns)
+        p->t0_wall_s = w->valuedouble;
+    const cJSON *exe = cJSON_GetObjectItemCaseSensitive(p->meta, "executable");
+    const cJSON *bid = cJSON_GetObjectItemCaseSensitive(p->meta, "build_id");
+    if (cJSON_IsString(exe) && exe->valuestring && cJSON_IsString(bid) && bid->valuestring) {
+        p->st.exe_path = exe->valuestring;
+        p->st.exe_build_id = bid->valuestring;
+    }
+}
+
+static int take_proc(cJSON *o, size_t lineno, void *arg)
+{
+    (void)lineno;
+    struct profile *p = arg;
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(o, "samples");
+    const cJSON *exe = cJSON_GetObjectItemCaseSensitive(o, "exe");
+    if (!cJSON_IsString(ev) || !ev->valuestring || !cJSON_IsString(samples) ||
+        !samples->valuestring || !cJSON_IsString(exe) || !exe->valuestring)
+        return 0;
+    for (size_t i = 0; i < p->nimg; i++) {
+        if (strcmp(p->img[i].file, samples->valuestring) != 0 || p->img[i].exe)
+            continue;
+        p->img[i].exe = strdup(exe->valuestring);
+        if (!p->img[i].exe)
+            p->oom = 1;
+    }
+    return 0;
+}
+
+static void read_procs(struct profile *p)
+{
+    char path[PATH_MAX], err[512];
+    struct stat sb;
+    if (join(path, sizeof path, p->dir, "procs.jsonl") != 0 || stat(path, &sb) != 0)
+        return;
+    struct jsonl_stats js;
+    if (jsonl_foreach(path, take_proc, p, &js, err, sizeof err) != 0)
+        prof_warn(p, "%s", err);
+    else if (js.bad)
+        prof_warn(p, "%s: %zu bad lines skipped (first: line %zu)", path, js.bad,
+                  js.first_bad_line);
+}
+
+/* ---- phases ---- */
+
+static int read_phases(struct profile *p)
+{
+    char path[PATH_MAX], err[512];
+    struct stat sb;
+    if (join(path, sizeof path, p->dir, "phases.jsonl") == 0 && stat(path, &sb) == 0) {
+        if (phases_load(path, &p->phases, err, sizeof err) != 0) {
+            prof_warn(p, "%s (every sample counted under (none))", err);
+            p->phases = NULL;
+        } else if (p->phases->bad_lines) {
+            prof_warn(p, "%s: %zu bad lines skipped (first: line %zu)", path,
+                      p->phases->bad_lines, p->phases->first_bad_line);
+        }
+    }
+    size_t ng = p->phases ? p->phases->ngroups : 0;
+    p->groups = calloc(ng + 1, sizeof *p->groups);
+    if (!p->groups)
+        return -1;
+    p->ngroups = ng + 1;
+    for (size_t g = 0; g < ng; g++) {
+        p->groups[g].name = p->phases->groups[g];
+        p->groups[g].tokens = -1;
+    }
+    p->groups[ng].name = PHASES_NONE;
+    p->groups[ng].tokens = -1;
+    return 0;
+}
+
+/* Wall time per group, once the run's extent is known. */
+static void group_walls(struct profile *p)
+{
+    uint64_t start = p->t0_ns ? p->t0_ns : p->first_ns;
+    if (p->first_ns && p->first_ns < start)
+        start = p->first_ns;
+    uint64_t end = p->end_ns > p->last_ns ? p->end_ns : p->last_ns;
+    struct phases *ph = p->phases;
+    if (ph) {
+        phases_close_open(ph, end);
+        for (size_t i = 0; i < ph->n; i++) {
+            struct prof_group *g = &p->groups[ph->v[i].group];
+            g->wall_s += (double)(ph->v[i].end_ns - ph->v[i].start_ns) * 1e-9;
+            g->occurrences++;
+            if (ph->v[i].tokens >= 0)
+                g->tokens = (g->tokens < 0 ? 0 : g->tokens) + ph->v[i].tokens;
+        }
+    }
+    /* (none): the run's time when no phase is open. */
+    double none = 0;
+    if (end > start) {
+        uint64_t t = start;
+        int cur = -1;
+        size_t ns = ph ? ph->nspans : 0;
+        for (size_t i = 0; i <= ns; i++) {
+            uint64_t next = i < ns ? ph->spans[i].start_ns : end;
+            if (next > end)
+                next = end;
+            if (next > t) {
+                if (cur < 0)
+                    none += (double)(next - t) * 1e-9;
+                t = next;
+            }
+            if (i < ns)
+                cur = ph->spans[i].phase;
+        }
+    }
+    p->groups[prof_none_group(p)].wall_s = none;
+}
+
+/* ---- threads, call tree ---- */
+
+static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample *s)
+{
+    uint64_t key[1] = {(uint64_t)image << 32 | s->tid};
+    int is_new;
+    uint64_t *slot = hmap_get(&p->thr_idx, key, &is_new);
+    if (!slot) {
+        p->oom = 1;
+        return 0;
+    }
+    if (!is_new) {
+        struct prof_thread *t = &p->thr[*slot];
+        if (s->comm[0] && strcmp(t->comm, s->comm) != 0)
+            memcpy(t->comm, s->comm, sizeof t->comm);
+        return (uint32_t)*slot;
+    }
+    if (p->nthr == p->capthr) {
+        size_t cap = p->capthr ? p->capthr * 2 : 64;
+        struct prof_thread *v = realloc(p->thr, cap * sizeof *v);
+        if (!v) {
+            p->oom = 1;
+            return 0;
+        }
+        p->thr = v;
+        p->capthr = cap;
+    }
+    struct prof_thread *t = &p->thr[p->nthr];
+    t->image = image;
+    t->tid = s->tid;
+    memcpy(t->comm, s->comm, sizeof t->comm);
+    *slot = p->nthr;
+    return (uint32_t)p->nthr++;
+}
+
+static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
+{
+    uint64_t key[2] = {parent, loc};
+    int is_new;
+    uint64_t *slot = hmap_get(&p->node_idx, key, &is_new);
+    if (!slot) {
+        p->oom = 1;
+        return 0;
+    }
+    if (!is_new)
+        return (uint32_t)*slot;
+    if (p->nnodes == p->capnodes) {
+        size_t cap = p->capnodes * 2;
+        struct prof_node *v = realloc(p->nodes, cap * sizeof *v);
+        if (!v) {
+            p->oom = 1;
+            return 0;
+        }
+        p->nodes = v;
+        p->capnodes = cap;
+    }
+    p->nodes[p->nnodes] = (struct prof_node){parent, loc};
+    *slot = p->nnodes;
+    return (uint32_t)p->nnodes++;
+}
+
+/* ---- frame resolution ---- */
+
+static int is_anonymous(const char *path)
+{
+    return !path || !*path || strncmp(path, "[anon", 5) == 0 || strncmp(path, "//anon", 6) == 0;
+}
+
+static void load_perfmap(struct profile *p, struct prof_image *img)
+{
+    img->perfmap_tried = 1;
+    char name[64], path[PATH_MAX], err[512];
+    snprintf(name, sizeof name, "perf-%ld.map", img->pid);
+    /* A copy in the run folder first (the /tmp one may be gone), then /tmp. */
+    if (join(path, sizeof path, p->dir, name) != 0)
+        return;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(path, sizeof path, "/tmp/%s", name);
+        if (stat(path, &sb) != 0)
+            return;
+        /* A /tmp map older than the run belongs to an earlier process with this pid. */
+        double mt = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
+        if (p->t0_wall_s > 0 && mt < p->t0_wall_s) {
+            prof_warn(p, "%s: older than the run (an earlier process with pid %ld?), ignored",
+                      path, img->pid);
+            return;
+        }
+    }
+    if (perfmap_load(path, &img->perfmap, err, sizeof err) != 0) {
+        prof_warn(p, "%s", err);
+        img->perfmap = NULL;
+    } else if (img->perfmap->bad_lines) {
+        prof_warn(p, "%s: %zu bad lines skipped", path, img->perfmap->bad_lines);
+    }
+}
+
+static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, uint64_t addr,
+                              int ret)
+{
+    uint64_t key[2] = {(uint64_t)image << 32 | (uint64_t)snap << 1 | (uint64_t)(ret != 0), addr};
+    uint64_t *slot = hmap_find(&p->frame_cache, key);
+    if (slot)
+        return (uint32_t)*slot;
+    struct prof_image *img = &p->img[image];
+    const struct maps_entry *e = NULL;
+    if (img->maps)
+        e = maps_lookup_near(img->maps, addr, img->maps->snaps[snap].t_ns);
+    uint32_t loc;
+    if (e && e->path[0] == '/') {
+        uint32_t m = symtab_file_module(&p->st, e->path, e->inode);
+        loc = symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
+    } else {
+        const struct perfmap_entry *pe = NULL;
+        if (!e || is_anonymous(e->path) || e->path[0] == '[') {
+            if (!img->perfmap_tried)
+                load_perfmap(p, img);
+            pe = perfmap_lookup(img->perfmap, addr);
+        }
+        if (pe) {
+            char name[64];
+            snprintf(name, sizeof name, "perf-%ld.map", img->pid);
+            uint32_t m = symtab_pseudo_module(&p->st, name, SYM_JIT);
+            loc = symtab_jit_loc(&p->st, m, pe->name, pe->start);
+        } else {
+            const char *name = !e ? "[unknown]" : is_anonymous(e->path) ? "[anon]" : e->path;
+            loc = symtab_pseudo_loc(&p->st, symtab_pseudo_module(&p->st, name, SYM_PSEUDO));
+        }
+    }
+    slot = hmap_get(&p->frame_cache, key, NULL);
+    if (!slot)
+        p->oom = 1;
+    else
+        *slot = loc;
+    return loc;
+}
+
+/* ---- stack cache ---- */
+
+static uint64_t stack_hash(uint64_t head, const uint64_t *f, uint32_t n)
+{
+    uint64_t w[2] = {head, n};
+    uint64_t h = hmap_hash(w, 2);
+    return h ^ hmap_hash(f, n);
+}
+
+static int sc_grow(struct stack_cache *c)
+{
+    size_t slots = c->slots ? c->slots * 2 : 4096;
+    uint64_t *hs = malloc(slots * sizeof *hs);
+    uint32_t *off = calloc(slots, sizeof *off), *node = malloc(slots * sizeof *node);
+    if (!hs || !off || !node) {
+        free(hs);
+        free(off);
+        free(node);
+        return -1;
+    }
+    for (size_t i = 0; i < c->slots; i++) {
+        if (!c->slot_off[i])
+            continue;
+        size_t j = c->slot_hash[i] & (slots - 1);
+        while (off[j])
+            j = (j + 1) & (slots - 1);
+        hs[j] = c->slot_hash[i];
+        off[j] = c->slot_off[i];
+        node[j] = c->slot_node[i];
+    }
+    free(c->slot_hash);
+    free(c->slot_off);
+    free(c->slot_node);
+    c->slot_hash = hs;
+    c->slot_off = off;
+    c->slot_node = node;
+    c->slots = slots;
+    return 0;
+}
+
+/* The cached node of the stack, or UINT32_MAX; *where receives the empty slot to fill. */
+static uint32_t sc_find(const struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
+                        uint32_t n, size_t *where)
+{
+    *where = SIZE_MAX;
+    if (!c->slots)
+        return UINT32_MAX;
+    size_t j = h & (c->slots - 1);
+    while (c->slot_off[j]) {
+        if (c->slot_hash[j] == h) {
+            const uint64_t *e = c->words + c->slot_off[j] - 1;
+            if (e[0] == head && e[1] == n && memcmp(e + 2, f, n * sizeof *f) == 0)
+                return c->slot_node[j];
+        }
+        j = (j + 1) & (c->slots - 1);
+    }
+    *where = j;
+    return UINT32_MAX;
+}
+
+static void sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
+                   uint32_t n, uint32_t node)
+{
+    if (c->full)
+        return;
+    size_t need = c->used + 2 + n;
+    if (need > STACK_CACHE_WORDS || need >= UINT32_MAX) {
+        c->full = 1;
+        return;
+    }
+    if ((c->n + 1) * 2 > c->slots && sc_grow(c) != 0) {
+        c->full = 1;
+        return;
+    }
+    if (need > c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 65536;
+        while (cap < need)
+            cap *= 2;
+        uint64_t *w = realloc(c->words, cap * sizeof *w);
+        if (!w) {
+            c->full = 1;
+            return;
+        }
+        c->words = w;
+        c->cap = cap;
+    }
+    size_t where;
+    if (sc_find(c, h, head, f, n, &where) != UINT32_MAX || where == SIZE_MAX)
+        return;
+    uint64_t *e = c->words + c->used;
+    e[0] = head;
+    e[1] = n;
+    memcpy(e + 2, f, n * sizeof *f);
+    c->slot_hash[where] = h;
+    c->slot_off[where] = (uint32_t)(c->used + 1);
+    c->slot_node[where] = node;
+    c->used = need;
+    c->n++;
+}
+
+static void sc_free(struct stack_cache *c)
+{
+    free(c->words);
+    free(c->slot_hash);
+    free(c->slot_off);
+    free(c->slot_node);
+    memset(c, 0, sizeof *c);
+}
+
+/* The call tree node of a raw stack (frames[0] the leaf). */
+static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
+                           uint32_t n)
+{
+    uint64_t head = (uint64_t)image << 32 | snap;
+    uint64_t h = stack_hash(head, f, n);
+    size_t where;
+    uint32_t node = sc_find(&p->sc, h, head, f, n, &where);
+    if (node != UINT32_MAX)
+        return node;
+    node = 0;
+    for (uint32_t i = n; i-- > 0;)
+        node = child_node(p, node, resolve_frame(p, image, snap, f[i], i > 0));
+    sc_add(&p->sc, h, head, f, n, node);
+    return node;
+}
+
+/* ---- sample files ---- */
+
+static int by_pid_gen(const void *a, const void *b)
+{
+    const struct prof_image *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int find_images(struct profile *p, char *err, size_t errlen)
+{
+    DIR *d = opendir(p->dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot open the run folder: %s", p->dir, strerror(errno));
+        return -1;
+    }
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long pid;
+        unsigned gen;
+        if (samples_parse_name(de->d_name, &pid, &gen) != 0)
+            continue;
+        if (p->nimg == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct prof_image *v = realloc(p->img, ncap * sizeof *v);
+            if (!v)
+                break;
+            p->img = v;
+            cap = ncap;
+        }
+        struct prof_image *img = &p->img[p->nimg];
+        memset(img, 0, sizeof *img);
+        size_t len = strlen(p->dir) + 1 + strlen(de->d_name) + 1;
+        img->bin_path = malloc(len);
+        if (!img->bin_path)
+            break;
+        snprintf(img->bin_path, len, "%s/%s", p->dir, de->d_name);
+        img->file = img->bin_path + strlen(p->dir) + 1;
+        img->pid = pid;
+        img->gen = gen;
+        p->nimg++;
+    }
+    closedir(d);
+    if (de) {
+        snprintf(err, errlen, "%s: out of memory listing the folder", p->dir);
+        return -1;
+    }
+    if (p->nimg == 0) {
+        snprintf(err, errlen, "%s: no sample files (cpuprof.<pid>.bin): not a perfscope run folder, "
+                 "or the run was killed before it wrote any", p->dir);
+        return -1;
+    }
+    qsort(p->img, p->nimg, sizeof *p->img, by_pid_gen);
+    return 0;
+}
+
+static void load_maps_of(struct profile *p, struct prof_image *img)
+{
+    char path[PATH_MAX], err[512];
+    size_t n = strlen(img->bin_path);
+    if (n < 4 || n - 4 + sizeof ".maps" > sizeof path)
+        return;
+    memcpy(path, img->bin_path, n - 4);
+    strcpy(path + n - 4, ".maps");
+    if (maps_load(path, &img->maps, err, sizeof err) != 0) {
+        img->maps = NULL;
+        prof_warn(p, "%s (every frame of %s is [unknown])", err, img->file);
+        return;
+    }
+    if (img->maps->bad_lines || img->maps->cut_lines)
+        prof_warn(p, "%s: %zu unparseable lines skipped%s", path,
+                  img->maps->bad_lines + img->maps->cut_lines,
+                  img->maps->cut_lines ? " (a cut last line)" : "");
+}
+
+static void read_image(struct profile *p, uint32_t image, char *first_err, size_t errlen)
+{
+    struct prof_image *img = &p->img[image];
+    struct samples_file sf;
+    char err[512];
+    if (samples_open(&sf, img->bin_path, err, sizeof err) != 0) {
+        prof_warn(p, "%s (file skipped)", err);
+        if (!*first_err)
+            snprintf(first_err, errlen, "%s", err);
+        return;
+    }
+    img->usable = 1;
+    img->hdr = sf.hdr;
+    img->period_s = sf.hdr.hz ? 1.0 / (double)sf.hdr.hz : PROF_DEFAULT_PERIOD_S;
+    p->dropped += sf.hdr.dropped;
+    load_maps_of(p, img);
+    uint32_t none = prof_none_group(p);
+    uint32_t last_tid = 0, thread = 0;
+    int have_thread = 0;
+    struct sample s;
+    int rc;
+    while ((rc = samples_next(&sf, &s, err, sizeof err)) == 1 && !p->oom) {
+        if (s.nframes == 0) {
+            img->empty++;
+            continue;
+        }
+        int ph = p->phases ? phases_at(p->phases, s.time_ns) : -1;
+        uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
+        if (!have_thread || s.tid != last_tid ||
+            (s.comm[0] && strcmp(p->thr[thread].comm, s.comm) != 0)) {
+            thread = thread_of(p, image, &s);
+            last_tid = s.tid;
+            have_thread = !p->oom;
+        }
+        uint32_t snap = 0;
+        if (img->maps)
+            snap = (uint32_t)(maps_snapshot_at(img->maps, s.time_ns) - img->maps->snaps);
+        uint32_t node = stack_node(p, image, snap, s.frames, s.nframes);
+        uint64_t key[2] = {group | (uint64_t)thread << 32, node};
+        uint64_t *c = hmap_get(&p->counts, key, NULL);
+        if (!c) {
+            p->oom = 1;
+            break;
+        }
+        (*c)++;
+        if (!img->samples || s.time_ns < img->first_ns)
+            img->first_ns = s.time_ns;
+        if (s.time_ns > img->last_ns)
+            img->last_ns = s.time_ns;
+        img->samples++;
+    }
+    if (rc < 0)
+        prof_warn(p, "%s (the %llu records before it are used)", err,
+                  (unsigned long long)img->samples + img->empty);
+    char note[512];
+    samples_note(&sf, note, sizeof note);
+    if (*note)
+        prof_warn(p, "%s: %s", img->bin_path, note);
+    samples_close(&sf);
+    p->samples += img->samples;
+    p->empty += img->empty;
+    if (img->samples) {
+        if (!p->first_ns || img->first_ns < p->first_ns)
+            p->first_ns = img->first_ns;
+        if (img->last_ns > p->last_ns)
+            p->last_ns = img->last_ns;
+    }
+}
+
+int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
+{
+    p->dir = dir;
+    p->t0_wall_s = -1;
+    p->warnings = cJSON_CreateArray();
+    hmap_init(&p->thr_idx, 1);
+    hmap_init(&p->node_idx, 2);
+    hmap_init(&p->counts, 2);
+    hmap_init(&p->frame_cache, 2);
+    p->capnodes = 1024;
+    p->nodes = malloc(p->capnodes * sizeof *p->nodes);
+    if (!p->warnings || !p->nodes || symtab_init(&p->st) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return 2;
+    }
+    p->nodes[0] = (struct prof_node){0, 0};
+    p->nnodes = 1;
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return 2;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a folder (give the run folder, PERFSCOPE_OUT)", dir);
+        return 2;
+    }
+    if (find_images(p, err, errlen) != 0)
+        return 2;
+    read_meta(p);
+    p->st.run_start_wall = p->t0_wall_s;
+    read_procs(p);
+    if (read_phases(p) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return 2;
+    }
+    char first_err[512] = "";
+    size_t usable = 0;
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < p->nimg && !p->oom; i++) {
+        read_image(p, i, first_err, sizeof first_err);
+        if (!p->img[i].usable)
+            continue;
+        if (usable && p->img[i].period_s != p->period_s && p->img[i].samples)
+            p->mixed_hz = 1;
+        if (!usable || p->img[i].samples > most) {
+            p->period_s = p->img[i].period_s;
+            most = p->img[i].samples;
+        }
+        usable++;
+    }
+    if (p->oom || p->st.oom) {
+        snprintf(err, errlen, "%s: out of memory", dir);
+        return 2;
+    }
+    if (!usable) {
+        snprintf(err, errlen, "%s", first_err);
+        return 2;
+    }
+    if (p->mixed_hz)
+        prof_warn(p, "sample files at different rates: each sample weighs its own file's period");
+    if (p->sc.full)
+        prof_warn(p, "more distinct stacks than the stack cache holds: later ones resolved frame by frame");
+    group_walls(p);
+    return 0;
+}
+
+void prof_free(struct profile *p)
+{
+    for (size_t i = 0; i < p->nimg; i++) {
+        free(p->img[i].bin_path);
+        free(p->img[i].exe);
+        maps_free(p->img[i].maps);
+        perfmap_free(p->img[i].perfmap);
+    }
+    free(p->img);
+    free(p->thr);
+    free(p->nodes);
+    free(p->groups);
+    hmap_free(&p->thr_idx);
+    hmap_free(&p->node_idx);
+    hmap_free(&p->counts);
+    hmap_free(&p->frame_cache);
+    sc_free(&p->sc);
+    phases_free(p->phases);
+    cJSON_Delete(p->meta);
+    cJSON_Delete(p->warnings);
+    symtab_free(&p->st);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,323 @@
+/* export_pprof.c: OUT/profile.pb.gz, a pprof profile (github.com/google/pprof, proto/
+ * profile.proto) that `go tool pprof`, Pyroscope and Parca read. The protobuf wire format is
+ * written here by hand (varints and length-delimited fields: no dependency), gzip by zlib.
+ *
+ * Shape: sample types [samples/count, cpu/nanoseconds]; one Sample per (phase group, thread,
+ * stack) with location ids leaf first and labels phase, pid, tid, thread; one Location per
+ * resolved address with its inline chain as Lines (innermost first); Function name demangled,
+ * system_name as the file spells it; one Mapping per module. The processes of a run are merged,
+ * so run-time addresses would collide: each module gets its own synthetic address range and a
+ * Location's address is that range's start plus the file offset (Mapping file_offset 0, so
+ * address - memory_start is the file offset pprof expects). Every mapping says has_functions, so
+ * no tool tries to symbolize again. It must never write other than through outfile.c. */
+#include "tables.h"
+#include "outfile.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* profile.proto field numbers */
+enum {
+    PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+    PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
+    PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+    PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+    VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
+    SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+    LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+    MAPPING_ID = 1, MAPPING_START = 2, MAPPING_LIMIT = 3, MAPPING_OFFSET = 4,
+    MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7,
+    MAPPING_HAS_FILENAMES = 8, MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
+    LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+    LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+    FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+    FUNCTION_START_LINE = 5,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+struct pb {
+    unsigned char *d;
+    size_t n, cap;
+    int oom;
+};
+
+static void pb_put(struct pb *b, const void *src, size_t len)
+{
+    if (b->oom)
+        return;
+    if (b->n + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + len)
+            cap *= 2;
+        unsigned char *d = realloc(b->d, cap);
+        if (!d) {
+            b->oom = 1;
+            return;
+        }
+        b->d = d;
+        b->cap = cap;
+    }
+    memcpy(b->d + b->n, src, len);
+    b->n += len;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+    unsigned char buf[10];
+    size_t n = 0;
+    do {
+        buf[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            buf[n] |= 0x80;
+        n++;
+    } while (v);
+    pb_put(b, buf, n);
+}
+
+static void pb_key(struct pb *b, int field, int wire)
+{
+    pb_varint(b, (uint64_t)field << 3 | (uint64_t)wire);
+}
+
+/* A scalar field; zero is the default and is left out, as proto3 does. */
+static void pb_uint(struct pb *b, int field, uint64_t v)
+{
+    if (!v)
+        return;
+    pb_key(b, field, WIRE_VARINT);
+    pb_varint(b, v);
+}
+
+static void pb_int(struct pb *b, int field, int64_t v)
+{
+    pb_uint(b, field, (uint64_t)v); /* int64: two's complement as a varint */
+}
+
+static void pb_bytes(struct pb *b, int field, const void *d, size_t len)
+{
+    pb_key(b, field, WIRE_LEN);
+    pb_varint(b, len);
+    pb_put(b, d, len);
+}
+
+/* A nested message from its own buffer, which is then emptied for reuse. */
+static void pb_sub(struct pb *b, int field, struct pb *sub)
+{
+    if (sub->oom)
+        b->oom = 1;
+    pb_bytes(b, field, sub->d, sub->n);
+    sub->n = 0;
+}
+
+struct writer {
+    const struct profile *p;
+    struct strpool strs;
+    struct pb top, m1, m2, packed;
+    z_stream z;
+    struct outfile of;
+    int zerr;
+};
+
+static int64_t sidx(struct writer *w, const char *s)
+{
+    uint32_t id = strpool_id(&w->strs, s);
+    if (id == UINT32_MAX) {
+        w->top.oom = 1;
+        return 0;
+    }
+    return id;
+}
+
+/* Compresses what top holds (all of it when finish) into the output file. */
+static void drain(struct writer *w, int finish)
+{
+    unsigned char out[65536];
+    w->z.next_in = w->top.d;
+    w->z.avail_in = (uInt)w->top.n;
+    int r;
+    do {
+        w->z.next_out = out;
+        w->z.avail_out = sizeof out;
+        r = deflate(&w->z, finish ? Z_FINISH : Z_NO_FLUSH);
+        if (r == Z_STREAM_ERROR) {
+            w->zerr = 1;
+            return;
+        }
+        fwrite(out, 1, sizeof out - w->z.avail_out, w->of.f);
+    } while (w->z.avail_out == 0 || (finish && r != Z_STREAM_END));
+    w->top.n = 0;
+}
+
+static void maybe_drain(struct writer *w)
+{
+    if (w->top.n > (1u << 20) && !w->top.oom)
+        drain(w, 0);
+}
+
+static void value_type(struct writer *w, int field, const char *type, const char *unit)
+{
+    pb_int(&w->m1, VALUETYPE_TYPE, sidx(w, type));
+    pb_int(&w->m1, VALUETYPE_UNIT, sidx(w, unit));
+    pb_sub(&w->top, field, &w->m1);
+}
+
+static void label(struct writer *w, const char *key, const char *str, int64_t num)
+{
+    pb_int(&w->m2, LABEL_KEY, sidx(w, key));
+    if (str)
+        pb_int(&w->m2, LABEL_STR, sidx(w, str));
+    else
+        pb_int(&w->m2, LABEL_NUM, num);
+    pb_sub(&w->m1, SAMPLE_LABEL, &w->m2);
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static int write_all(struct writer *w, uint64_t *base)
+{
+    const struct profile *p = w->p;
+    const struct symtab *st = &p->st;
+    uint64_t period_ns = (uint64_t)(p->period_s * 1e9 + 0.5);
+
+    value_type(w, PROFILE_SAMPLE_TYPE, "samples", "count");
+    value_type(w, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+    value_type(w, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+    pb_int(&w->top, PROFILE_PERIOD, (int64_t)period_ns);
+    pb_int(&w->top, PROFILE_DEFAULT_SAMPLE_TYPE, sidx(w, "cpu"));
+    if (p->t0_wall_s > 0)
+        pb_int(&w->top, PROFILE_TIME_NANOS, (int64_t)(p->t0_wall_s * 1e9));
+    uint64_t start = p->t0_ns ? p->t0_ns : p->first_ns, end = p->end_ns > p->last_ns ? p->end_ns : p->last_ns;
+    if (end > start)
+        pb_int(&w->top, PROFILE_DURATION_NANOS, (int64_t)(end - start));
+    pb_int(&w->top, PROFILE_COMMENT, sidx(w, "perfscope-symbolize: phases, pids and threads are sample labels"));
+
+    /* Samples. */
+    for (size_t i = 0; i < p->counts.cap && !w->top.oom; i++) {
+        if (!p->counts.used[i])
+            continue;
+        const uint64_t *k = hmap_key(&p->counts, i);
+        uint64_t c = p->counts.vals[i];
+        uint32_t g = (uint32_t)(k[0] & 0xffffffffu), t = (uint32_t)(k[0] >> 32);
+        const struct prof_thread *th = &p->thr[t];
+        for (uint32_t n = (uint32_t)k[1]; n != 0; n = p->nodes[n].parent)
+            pb_varint(&w->packed, (uint64_t)p->nodes[n].loc + 1);
+        pb_sub(&w->m1, SAMPLE_LOCATION_ID, &w->packed);
+        pb_varint(&w->packed, c);
+        pb_varint(&w->packed, (uint64_t)((double)c * prof_thread_period(p, t) * 1e9 + 0.5));
+        pb_sub(&w->m1, SAMPLE_VALUE, &w->packed);
+        label(w, "phase", p->groups[g].name, 0);
+        label(w, "pid", NULL, p->img[th->image].pid);
+        label(w, "tid", NULL, th->tid);
+        label(w, "thread", th->comm[0] ? th->comm : "?", 0);
+        pb_sub(&w->top, PROFILE_SAMPLE, &w->m1);
+        maybe_drain(w);
+    }
+
+    /* Mappings: a synthetic, non-overlapping range per module. */
+    uint64_t next = 1ull << 32;
+    for (size_t m = 0; m < st->nmods && !w->top.oom; m++) {
+        const struct sym_module *mod = &st->mods[m];
+        uint64_t size = mod->max_off ? mod->max_off : 1;
+        base[m] = next;
+        next = add_sat(add_sat(next, size), (1ull << 24)) & ~((1ull << 24) - 1);
+        if (next <= base[m])
+            next = base[m]; /* saturated: hostile offsets; ranges may touch, ids still right */
+        int symbolized = mod->kind != SYM_FILE || mod->status == SYM_OK;
+        pb_uint(&w->m1, MAPPING_ID, m + 1);
+        pb_uint(&w->m1, MAPPING_START, base[m]);
+        pb_uint(&w->m1, MAPPING_LIMIT, add_sat(base[m], size));
+        pb_int(&w->m1, MAPPING_FILENAME, sidx(w, symtab_str(st, mod->path)));
+        if (*mod->build_id)
+            pb_int(&w->m1, MAPPING_BUILD_ID, sidx(w, mod->build_id));
+        pb_uint(&w->m1, MAPPING_HAS_FUNCTIONS, 1);
+        pb_uint(&w->m1, MAPPING_HAS_FILENAMES, (uint64_t)symbolized);
+        pb_uint(&w->m1, MAPPING_HAS_LINE_NUMBERS, (uint64_t)symbolized);
+        pb_uint(&w->m1, MAPPING_HAS_INLINE_FRAMES, (uint64_t)symbolized);
+        pb_sub(&w->top, PROFILE_MAPPING, &w->m1);
+    }
+
+    /* Locations, inline chains innermost first. */
+    for (size_t i = 0; i < st->nlocs && !w->top.oom; i++) {
+        const struct sym_loc *l = &st->locs[i];
+        pb_uint(&w->m1, LOCATION_ID, i + 1);
+        pb_uint(&w->m1, LOCATION_MAPPING_ID, (uint64_t)l->module + 1);
+        pb_uint(&w->m1, LOCATION_ADDRESS, add_sat(base[l->module], l->addr));
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            const struct sym_line *ln = &st->lines[l->first + j];
+            pb_uint(&w->m2, LINE_FUNCTION_ID, (uint64_t)ln->func + 1);
+            pb_int(&w->m2, LINE_LINE, ln->line);
+            pb_sub(&w->m1, LOCATION_LINE, &w->m2);
+        }
+        pb_sub(&w->top, PROFILE_LOCATION, &w->m1);
+        maybe_drain(w);
+    }
+
+    /* Functions. */
+    for (size_t i = 0; i < st->nfuncs && !w->top.oom; i++) {
+        const struct sym_function *f = &st->funcs[i];
+        pb_uint(&w->m1, FUNCTION_ID, i + 1);
+        pb_int(&w->m1, FUNCTION_NAME, sidx(w, symtab_str(st, f->name)));
+        pb_int(&w->m1, FUNCTION_SYSTEM_NAME, sidx(w, symtab_str(st, f->system_name)));
+        pb_int(&w->m1, FUNCTION_FILENAME, sidx(w, symtab_str(st, f->file)));
+        pb_int(&w->m1, FUNCTION_START_LINE, f->line);
+        pb_sub(&w->top, PROFILE_FUNCTION, &w->m1);
+        maybe_drain(w);
+    }
+
+    /* The string table last: every index above is final now. Index 0 is "". */
+    for (size_t i = 0; i < w->strs.n && !w->top.oom; i++) {
+        const char *s = strpool_str(&w->strs, (uint32_t)i);
+        pb_bytes(&w->top, PROFILE_STRING_TABLE, s, strlen(s));
+        maybe_drain(w);
+    }
+    return w->top.oom || w->m1.oom || w->m2.oom || w->packed.oom ? -1 : 0;
+}
+
+int export_pprof(const struct profile *p, char *err, size_t errlen)
+{
+    struct writer w;
+    memset(&w, 0, sizeof w);
+    w.p = p;
+    int rc = -1;
+    uint64_t *base = calloc(p->st.nmods ? p->st.nmods : 1, sizeof *base);
+    if (!base || strpool_init(&w.strs) != 0) {
+        free(base);
+        strpool_free(&w.strs);
+        snprintf(err, errlen, "%s/profile.pb.gz: out of memory", p->dir);
+        return -1;
+    }
+    if (deflateInit2(&w.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        snprintf(err, errlen, "%s/profile.pb.gz: zlib: cannot start gzip", p->dir);
+        goto out_nozlib;
+    }
+    if (outfile_open(&w.of, p->dir, "profile.pb.gz", err, errlen) != 0)
+        goto out;
+    if (write_all(&w, base) != 0) {
+        snprintf(err, errlen, "%s/profile.pb.gz: out of memory", p->dir);
+        outfile_abort(&w.of);
+        goto out;
+    }
+    drain(&w, 1);
+    if (w.zerr) {
+        snprintf(err, errlen, "%s/profile.pb.gz: zlib: compression failed", p->dir);
+        outfile_abort(&w.of);
+        goto out;
+    }
+    rc = outfile_commit(&w.of, err, errlen);
+out:
+    deflateEnd(&w.z);
+out_nozlib:
+    free(base);
+    free(w.top.d);
+    free(w.m1.d);
+    free(w.m2.d);
+    free(w.packed.d);
+    strpool_free(&w.strs);
+    return rc;
+}

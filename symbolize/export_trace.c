@@ -1,0 +1,309 @@
+/* export_trace.c: OUT/trace.json, Chrome trace events (the Perfetto UI and chrome://tracing
+ * load it): process and thread names; the phases as complete ("X") spans on the leader
+ * process, on "phases" tracks laid out so that spans on one track always nest; power (W, from
+ * RAPL energy deltas and NVML) and memory (MiB: the run's RssAnon, per process, GPU memory) as
+ * counter ("C") tracks from counters.jsonl. Timestamps are microseconds since the run's t0.
+ *
+ * Events are printed one at a time with cJSON, so memory stays flat however long the run. It
+ * must never write other than through outfile.c, and never let a bad counters line stop it. */
+#include "tables.h"
+#include "jsonl.h"
+#include "outfile.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PHASE_TID_BASE 0x7f000000L /* above any pid_max: phase tracks never meet a real thread */
+#define MAX_LANES 64
+#define LANE_DEPTH 64
+#define MAX_ZONES 64
+
+struct trace {
+    const struct profile *p;
+    struct outfile of;
+    uint64_t base_ns;
+    long pid;               /* where run-wide tracks go: the leader */
+    size_t events;
+    int oom;
+    /* previous energy readings, for power */
+    struct zone {
+        char key[96];
+        unsigned long long uj, t_ns;
+        int have;
+    } zones[MAX_ZONES];
+    size_t nzones;
+    /* phase lanes: the ends of the spans open on each */
+    uint64_t stack_end[MAX_LANES][LANE_DEPTH];
+    size_t depth[MAX_LANES];
+    int lane_named[MAX_LANES];
+};
+
+static double us_of(const struct trace *t, uint64_t ns)
+{
+    return ((double)ns - (double)t->base_ns) / 1000.0;
+}
+
+static void emit(struct trace *t, cJSON *ev)
+{
+    if (!ev) {
+        t->oom = 1;
+        return;
+    }
+    char *s = cJSON_PrintUnformatted(ev);
+    cJSON_Delete(ev);
+    if (!s) {
+        t->oom = 1;
+        return;
+    }
+    fputs(t->events++ ? ",\n" : "\n", t->of.f);
+    fputs(s, t->of.f);
+    free(s);
+}
+
+static cJSON *event(const char *name, const char *ph, long pid, long tid)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    cJSON_AddStringToObject(e, "name", name);
+    cJSON_AddStringToObject(e, "ph", ph);
+    cJSON_AddNumberToObject(e, "pid", (double)pid);
+    cJSON_AddNumberToObject(e, "tid", (double)tid);
+    return e;
+}
+
+static void name_meta(struct trace *t, const char *what, long pid, long tid, const char *name)
+{
+    cJSON *e = event(what, "M", pid, tid);
+    if (e)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "args"), "name", name);
+    emit(t, e);
+}
+
+static void names(struct trace *t)
+{
+    const struct profile *p = t->p;
+    for (size_t i = 0; i < p->nimg; i++) {
+        if (i && p->img[i - 1].pid == p->img[i].pid)
+            continue;
+        char buf[512];
+        const char *exe = p->img[i].exe ? strrchr(p->img[i].exe, '/') : NULL;
+        exe = exe ? exe + 1 : p->img[i].exe;
+        snprintf(buf, sizeof buf, "%s (pid %ld)", exe ? exe : "process", p->img[i].pid);
+        name_meta(t, "process_name", p->img[i].pid, 0, buf);
+    }
+    for (size_t i = 0; i < p->nthr; i++)
+        name_meta(t, "thread_name", p->img[p->thr[i].image].pid, p->thr[i].tid,
+                  p->thr[i].comm[0] ? p->thr[i].comm : "?");
+}
+
+/* Phases in begin order onto lanes: a lane takes a phase when, once the spans that ended
+ * before it are popped, the innermost open span holds it entirely. */
+static void phases(struct trace *t)
+{
+    const struct phases *ph = t->p->phases;
+    if (!ph || !ph->n)
+        return;
+    for (size_t i = 0; i < ph->n && !t->oom; i++) {
+        const struct phase *v = &ph->v[i];
+        size_t lane = 0;
+        for (; lane < MAX_LANES; lane++) {
+            size_t *d = &t->depth[lane];
+            while (*d && t->stack_end[lane][*d - 1] <= v->start_ns)
+                (*d)--;
+            if (*d < LANE_DEPTH && (!*d || t->stack_end[lane][*d - 1] >= v->end_ns))
+                break;
+        }
+        if (lane == MAX_LANES)
+            continue; /* more overlapping phases than lanes: left out of the trace */
+        if (!t->lane_named[lane]) {
+            char buf[32];
+            snprintf(buf, sizeof buf, lane ? "phases %zu" : "phases", lane + 1);
+            name_meta(t, "thread_name", t->pid, PHASE_TID_BASE + (long)lane, buf);
+            t->lane_named[lane] = 1;
+        }
+        t->stack_end[lane][t->depth[lane]++] = v->end_ns;
+        cJSON *e = event(v->name, "X", t->pid, PHASE_TID_BASE + (long)lane);
+        if (!e) {
+            t->oom = 1;
+            break;
+        }
+        cJSON_AddStringToObject(e, "cat", "phase");
+        cJSON_AddNumberToObject(e, "ts", us_of(t, v->start_ns));
+        cJSON_AddNumberToObject(e, "dur", (double)(v->end_ns - v->start_ns) / 1000.0);
+        cJSON *args = cJSON_AddObjectToObject(e, "args");
+        if (v->tokens >= 0)
+            cJSON_AddNumberToObject(args, "tokens", (double)v->tokens);
+        if (v->open)
+            cJSON_AddBoolToObject(args, "never_ended", 1);
+        emit(t, e);
+    }
+}
+
+/* Watts from the energy counter `key` (microjoules) read at t_ns; < 0 when not yet known. */
+static double power_from(struct trace *t, const char *key, unsigned long long uj,
+                         unsigned long long range, unsigned long long t_ns)
+{
+    size_t i = 0;
+    while (i < t->nzones && strcmp(t->zones[i].key, key) != 0)
+        i++;
+    if (i == t->nzones) {
+        if (t->nzones == MAX_ZONES)
+            return -1;
+        snprintf(t->zones[t->nzones++].key, sizeof t->zones[0].key, "%s", key);
+    }
+    struct zone *z = &t->zones[i];
+    double w = -1;
+    if (z->have && t_ns > z->t_ns) {
+        unsigned long long d;
+        if (uj >= z->uj)
+            d = uj - z->uj;
+        else if (range > z->uj)
+            d = range - z->uj + uj; /* the counter wrapped */
+        else
+            d = ULLONG_MAX;
+        if (d != ULLONG_MAX)
+            w = (double)d / ((double)(t_ns - z->t_ns) * 1e-3);
+    }
+    z->uj = uj;
+    z->t_ns = t_ns;
+    z->have = 1;
+    return w;
+}
+
+static int counters_line(cJSON *o, size_t lineno, void *arg)
+{
+    (void)lineno;
+    struct trace *t = arg;
+    unsigned long long t_ns, v;
+    if (json_u64(o, "t_ns", &t_ns) != 0)
+        return 0;
+    cJSON *power = cJSON_CreateObject(), *mem = cJSON_CreateObject();
+    if (!power || !mem) {
+        cJSON_Delete(power);
+        cJSON_Delete(mem);
+        t->oom = 1;
+        return 1;
+    }
+    const cJSON *z;
+    cJSON_ArrayForEach(z, cJSON_GetObjectItemCaseSensitive(o, "rapl"))
+    {
+        const cJSON *zone = cJSON_GetObjectItemCaseSensitive(z, "zone");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(z, "name");
+        unsigned long long range = 0;
+        if (!cJSON_IsString(zone) || !zone->valuestring || json_u64(z, "energy_uj", &v) != 0)
+            continue;
+        json_u64(z, "max_energy_range_uj", &range);
+        char key[96];
+        snprintf(key, sizeof key, "%s%s%s%s", cJSON_IsString(name) && name->valuestring ? name->valuestring : "",
+                 cJSON_IsString(name) && name->valuestring && *name->valuestring ? " (" : "",
+                 zone->valuestring, cJSON_IsString(name) && name->valuestring && *name->valuestring ? ")" : "");
+        double w = power_from(t, key, v, range, t_ns);
+        if (w >= 0)
+            cJSON_AddNumberToObject(power, key, w);
+    }
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(o, "gpus"))
+    {
+        unsigned long long idx;
+        if (json_u64(g, "index", &idx) != 0 || idx > 4096)
+            continue;
+        char key[64];
+        snprintf(key, sizeof key, "gpu%llu", idx);
+        if (json_u64(g, "power_mw", &v) == 0)
+            cJSON_AddNumberToObject(power, key, (double)v / 1000.0);
+        else if (json_u64(g, "energy_mj", &v) == 0) {
+            double w = power_from(t, key, v * 1000ull, 0, t_ns);
+            if (w >= 0)
+                cJSON_AddNumberToObject(power, key, w);
+        }
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(g, "run_mem_mib");
+        if (!cJSON_IsNumber(m))
+            m = cJSON_GetObjectItemCaseSensitive(g, "mem_used_mib");
+        if (cJSON_IsNumber(m))
+            cJSON_AddNumberToObject(mem, key, m->valuedouble);
+    }
+    if (json_u64(o, "rss_anon_kib", &v) == 0)
+        cJSON_AddNumberToObject(mem, "host anon (run)", (double)v / 1024.0);
+    double ts = us_of(t, t_ns);
+    if (cJSON_GetArraySize(power) > 0) {
+        cJSON *e = event("power (W)", "C", t->pid, 0);
+        if (e) {
+            cJSON_AddNumberToObject(e, "ts", ts);
+            cJSON_AddItemToObject(e, "args", power);
+            power = NULL;
+        }
+        emit(t, e);
+    }
+    if (cJSON_GetArraySize(mem) > 0) {
+        cJSON *e = event("memory (MiB)", "C", t->pid, 0);
+        if (e) {
+            cJSON_AddNumberToObject(e, "ts", ts);
+            cJSON_AddItemToObject(e, "args", mem);
+            mem = NULL;
+        }
+        emit(t, e);
+    }
+    cJSON_Delete(power);
+    cJSON_Delete(mem);
+    /* Each process's own RssAnon on its own track. */
+    const cJSON *bp;
+    cJSON_ArrayForEach(bp, cJSON_GetObjectItemCaseSensitive(o, "rss_anon_by_pid"))
+    {
+        char *end;
+        long pid = bp->string ? strtol(bp->string, &end, 10) : 0;
+        if (!bp->string || *end || pid <= 0 || !cJSON_IsNumber(bp) || bp->valuedouble < 0)
+            continue;
+        cJSON *e = event("rss anon (MiB)", "C", pid, 0);
+        if (e) {
+            cJSON_AddNumberToObject(e, "ts", ts);
+            cJSON_AddNumberToObject(cJSON_AddObjectToObject(e, "args"), "MiB", bp->valuedouble / 1024.0);
+        }
+        emit(t, e);
+    }
+    return t->oom;
+}
+
+static void counters(struct trace *t)
+{
+    char path[4200], err[512];
+    snprintf(path, sizeof path, "%s/counters.jsonl", t->p->dir);
+    struct jsonl_stats js;
+    /* A missing or unreadable counters file only means no counter tracks. */
+    jsonl_foreach(path, counters_line, t, &js, err, sizeof err);
+}
+
+int export_trace(const struct profile *p, char *err, size_t errlen)
+{
+    struct trace *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "%s/trace.json: out of memory", p->dir);
+        return -1;
+    }
+    t->p = p;
+    t->pid = p->leader_pid ? p->leader_pid : p->nimg ? p->img[0].pid : 0;
+    t->base_ns = p->t0_ns ? p->t0_ns : p->first_ns;
+    if (p->phases && p->phases->nb && (!t->base_ns || p->phases->b[0].t_ns < t->base_ns))
+        t->base_ns = p->phases->b[0].t_ns;
+    if (outfile_open(&t->of, p->dir, "trace.json", err, errlen) != 0) {
+        free(t);
+        return -1;
+    }
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", t->of.f);
+    names(t);
+    phases(t);
+    counters(t);
+    fprintf(t->of.f, "\n],\"otherData\":{\"generator\":\"perfscope-symbolize\",\"t0_ns\":%llu}}\n",
+            (unsigned long long)t->base_ns);
+    int rc;
+    if (t->oom) {
+        snprintf(err, errlen, "%s/trace.json: out of memory", p->dir);
+        outfile_abort(&t->of);
+        rc = -1;
+    } else {
+        rc = outfile_commit(&t->of, err, errlen);
+    }
+    free(t);
+    return rc;
+}

@@ -1,0 +1,124 @@
+/* profile.h: everything the symbolizer gathers from a run folder before it writes anything:
+ * the sample files (images), their threads, the call tree of resolved stacks and the sample
+ * counts per (phase group, thread, stack). Gathered by collect.c, read by tables.c and the
+ * export_*.c writers. Memory grows with distinct stacks, threads and addresses, never with
+ * samples: a sample only adds to a counter.
+ *
+ * Nothing here writes into the run folder; nothing here prints except through prof_warn. */
+#ifndef PERFSCOPE_PROFILE_H
+#define PERFSCOPE_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+#include "hmap.h"
+#include "phases.h"
+#include "samples.h"
+#include "symtab.h"
+
+struct maps;
+struct perfmap;
+
+#define PROF_DEFAULT_PERIOD_S 0.005 /* a file whose header says hz 0: the reference's default */
+
+/* One sample file: one process image (a pid, or a later image of it after exec). */
+struct prof_image {
+    char *bin_path;
+    const char *file;          /* basename inside bin_path */
+    long pid;
+    unsigned gen;
+    struct samples_header hdr;
+    uint64_t samples;          /* records with at least one frame */
+    uint64_t empty;            /* records without a frame (not counted, as the reference) */
+    double period_s;           /* CPU seconds a sample stands for */
+    struct maps *maps;         /* NULL: no usable maps file (every frame is [unknown]) */
+    struct perfmap *perfmap;   /* JIT symbols, loaded on the first anonymous address */
+    int perfmap_tried;
+    char *exe;                 /* from procs.jsonl, or NULL */
+    uint64_t first_ns, last_ns;
+    int usable;                /* the file opened */
+};
+
+struct prof_thread {
+    uint32_t image;
+    uint32_t tid;
+    char comm[17];             /* the latest non-empty name seen */
+};
+
+/* A call tree node: a location under its caller's node; node 0 is the root. */
+struct prof_node {
+    uint32_t parent;
+    uint32_t loc;
+};
+
+struct prof_group {
+    const char *name;          /* a phase group, or "(none)" */
+    double wall_s;             /* summed over occurrences; (none): run time outside any phase */
+    unsigned occurrences;
+    long long tokens;          /* -1: none */
+};
+
+/* Raw stacks already resolved: (image, snapshot, frames) -> node, so a repeated stack costs one
+ * hash. Bounded: past STACK_CACHE_WORDS it stops learning and frames are resolved one by one. */
+struct stack_cache {
+    uint64_t *words;           /* entries: [image<<32|snapshot, nframes, frames...] */
+    size_t used, cap;
+    uint64_t *slot_hash;
+    uint32_t *slot_off;        /* offset into words + 1, 0 empty */
+    uint32_t *slot_node;
+    size_t slots, n;
+    int full;
+};
+
+struct profile {
+    const char *dir;
+    FILE *log;                 /* warnings, one line each */
+    const char *prog;          /* prefix of warning lines */
+    struct symtab st;
+    struct prof_image *img;
+    size_t nimg;
+    struct prof_thread *thr;
+    size_t nthr, capthr;
+    struct hmap thr_idx;       /* (image, tid) -> thread */
+    struct prof_node *nodes;
+    size_t nnodes, capnodes;
+    struct hmap node_idx;      /* (parent, loc) -> node */
+    struct hmap counts;        /* (group | thread << 32, node) -> samples */
+    struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
+    struct stack_cache sc;
+    struct phases *phases;     /* NULL: no phases.jsonl */
+    struct prof_group *groups; /* ngroups: the phases' groups, then "(none)" */
+    size_t ngroups;
+    cJSON *meta;               /* NULL: no usable meta.json */
+    uint64_t t0_ns, end_ns;    /* run start and end (CLOCK_MONOTONIC), 0 unknown */
+    double t0_wall_s;          /* wall clock at t0_ns, < 0 unknown */
+    long leader_pid;
+    uint64_t samples, empty, dropped;
+    uint64_t first_ns, last_ns;
+    double period_s;           /* of the file with the most samples */
+    int mixed_hz;
+    cJSON *warnings;           /* array of strings, also in profile.json */
+    int oom;
+};
+
+/* One warning line: on the log, and kept for profile.json. */
+void prof_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* collect.c: reads the run folder into p. Returns 0, or 2 with the one-line reason in err when
+ * nothing usable is left (no folder, no sample file, no readable sample file). */
+int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen);
+void prof_free(struct profile *p);
+
+/* Group index of "(none)". */
+static inline uint32_t prof_none_group(const struct profile *p)
+{
+    return (uint32_t)(p->ngroups - 1);
+}
+
+static inline double prof_thread_period(const struct profile *p, uint32_t thread)
+{
+    return p->img[p->thr[thread].image].period_s;
+}
+
+#endif

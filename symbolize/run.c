@@ -1,0 +1,61 @@
+/* run.c: symbolize_run (symbolize.h), the one place that decides what the symbolizer does with a
+ * run folder: gather (collect.c), then write profile.json, stacks.folded, profile.pb.gz and
+ * trace.json. It must never print except through the log it is given, and never leave a
+ * partial output behind (each writer renames into place only when complete). */
+#include "symbolize.h"
+#include "profile.h"
+#include "tables.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct symbolize_result *res,
+                  char *err, size_t errlen)
+{
+    static const struct symbolize_opts defaults = {0};
+    if (!opts)
+        opts = &defaults;
+    double t0 = now_s();
+    struct profile *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return SYMBOLIZE_BAD_INPUT;
+    }
+    p->log = opts->log ? opts->log : stderr;
+    p->prog = opts->prog;
+    p->st.trust_modified = opts->trust_modified;
+    int rc = prof_collect(p, dir, err, errlen);
+    if (rc == 0) {
+        /* Module problems, one line each. */
+        for (size_t i = 0; i < p->st.nmods; i++) {
+            const struct sym_module *m = &p->st.mods[i];
+            if (m->kind == SYM_FILE && *m->why)
+                prof_warn(p, "%s: %s", symtab_str(&p->st, m->path), m->why);
+        }
+        if (tables_write(p, opts->top, err, errlen) != 0 || export_folded(p, err, errlen) != 0 ||
+            export_pprof(p, err, errlen) != 0 || export_trace(p, err, errlen) != 0)
+            rc = SYMBOLIZE_FAILED_WRITE;
+    }
+    if (res) {
+        memset(res, 0, sizeof *res);
+        res->samples = p->samples;
+        res->dropped = p->dropped;
+        res->empty = p->empty;
+        res->groups = p->ngroups;
+        res->images = p->nimg;
+        res->modules = p->st.nmods;
+        res->warnings = p->warnings ? (size_t)cJSON_GetArraySize(p->warnings) : 0;
+        res->seconds = now_s() - t0;
+    }
+    prof_free(p);
+    free(p);
+    return rc;
+}

@@ -1,0 +1,40 @@
+/* symbolize.h: the symbolizer as a library call, for perfscope-symbolize and perfscope-report
+ * (which symbolizes a run folder when it has no profile.json yet). DESIGN section 4.
+ *
+ * symbolize_run reads OUT (every cpuprof.*.bin with its .maps, phases.jsonl, meta.json,
+ * procs.jsonl, counters.jsonl) and writes into OUT, each through a temporary name and a rename:
+ *   profile.json    per phase group: samples, cpu_s, modules, self and inclusive rows, threads,
+ *                   busiest_threads (the reference harness's table, and more: docs/symbolize.md)
+ *   stacks.folded   "phase;root;...;leaf count" lines
+ *   profile.pb.gz   pprof, with phase/pid/tid/thread labels
+ *   trace.json      Chrome trace events: phases as spans, power and memory as counters
+ * It never crashes on hostile input and never leaves a partial file under a real name. */
+#ifndef PERFSCOPE_SYMBOLIZE_H
+#define PERFSCOPE_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define SYMBOLIZE_OK 0
+#define SYMBOLIZE_FAILED_WRITE 1 /* the input was fine, an output could not be written */
+#define SYMBOLIZE_BAD_INPUT 2    /* nothing usable in the folder: err says what */
+
+struct symbolize_opts {
+    int top;            /* rows per self/inclusive table (0: 50) */
+    int trust_modified; /* symbolize files modified since the run started (still flagged) */
+    FILE *log;          /* warnings, one line each (NULL: stderr) */
+    const char *prog;   /* prefix of those lines (NULL: "perfscope-symbolize") */
+};
+
+/* What was done, for a caller that prints a summary. */
+struct symbolize_result {
+    unsigned long long samples, dropped, empty;
+    size_t groups, images, modules, warnings;
+    double seconds;     /* wall time spent */
+};
+
+/* Returns SYMBOLIZE_OK, or another SYMBOLIZE_* with a one-line message in err. res may be NULL. */
+int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct symbolize_result *res,
+                  char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,483 @@
+/* tables.c: the per-phase-group tables of profile.json (DESIGN 4; the reference harness's
+ * summarize() and more). Everything is derived from the (group, thread, stack) counters of the
+ * profile, so the work here grows with distinct stacks, not with samples.
+ *
+ * Definitions (docs/symbolize.md):
+ *   share      samples / the group's samples (as the reference); cpu_s: samples x the period of
+ *              each sample's file;
+ *   self       the innermost frame of the leaf (an inlined function is a frame of its own);
+ *   inclusive  every function anywhere in the stack, counted once per sample;
+ *   threads    distinct (process, thread) pairs with samples in the row; busiest_thread_s: the
+ *              most CPU any one of them spent there; pct_of_wall_on_busiest_thread: that over the
+ *              group's wall time (absent when the group has none).
+ * It must never write profile.json other than through outfile.c. */
+#include "tables.h"
+#include "outfile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MODULES_SHOWN 8
+#define THREADS_SHOWN 6
+#define BUSIEST_SHOWN 8
+
+struct row {
+    uint32_t group, func;
+    uint64_t samples;
+    double cpu_s, busiest_s;
+    uint32_t threads;
+    uint64_t hot_count;
+    uint32_t hot_file;
+    int hot_line;
+};
+
+struct rows {
+    struct row *v;
+    size_t n, cap;
+    struct hmap idx; /* (group, func) -> row */
+};
+
+struct agg {
+    struct hmap self_t, incl_t; /* (group, func, thread) -> samples */
+    struct hmap hot;            /* (group, func, file << 32 | line) -> samples */
+    struct hmap mods;           /* (group, module) -> samples */
+    struct hmap gthr;           /* (group, thread) -> samples */
+    struct hmap mod_total;      /* module -> samples with the leaf there */
+    uint64_t *g_samples;
+    double *g_cpu;
+    int oom;
+};
+
+static double r4(double x) { return round(x * 1e4) / 1e4; }
+static double r3(double x) { return round(x * 1e3) / 1e3; }
+static double r1(double x) { return round(x * 10) / 10; }
+
+static void add(struct agg *a, struct hmap *m, uint64_t k0, uint64_t k1, uint64_t k2, uint64_t c)
+{
+    uint64_t key[3] = {k0, k1, k2};
+    uint64_t *v = hmap_get(m, key, NULL);
+    if (!v)
+        a->oom = 1;
+    else
+        *v += c;
+}
+
+static int aggregate(const struct profile *p, struct agg *a)
+{
+    const struct symtab *st = &p->st;
+    hmap_init(&a->self_t, 3);
+    hmap_init(&a->incl_t, 3);
+    hmap_init(&a->hot, 3);
+    hmap_init(&a->mods, 2);
+    hmap_init(&a->gthr, 2);
+    hmap_init(&a->mod_total, 1);
+    a->g_samples = calloc(p->ngroups, sizeof *a->g_samples);
+    a->g_cpu = calloc(p->ngroups, sizeof *a->g_cpu);
+    uint32_t *stamp = calloc(st->nfuncs ? st->nfuncs : 1, sizeof *stamp);
+    if (!a->g_samples || !a->g_cpu || !stamp) {
+        free(stamp);
+        return -1;
+    }
+    uint32_t gen = 0;
+    for (size_t i = 0; i < p->counts.cap && !a->oom; i++) {
+        if (!p->counts.used[i])
+            continue;
+        const uint64_t *k = hmap_key(&p->counts, i);
+        uint64_t c = p->counts.vals[i];
+        uint32_t g = (uint32_t)(k[0] & 0xffffffffu), t = (uint32_t)(k[0] >> 32);
+        uint32_t node = (uint32_t)k[1];
+        a->g_samples[g] += c;
+        a->g_cpu[g] += (double)c * prof_thread_period(p, t);
+        add(a, &a->gthr, g, t, 0, c);
+        const struct sym_loc *leaf = &st->locs[p->nodes[node].loc];
+        const struct sym_line *ll = &st->lines[leaf->first];
+        add(a, &a->self_t, g, ll->func, t, c);
+        add(a, &a->hot, g, ll->func, (uint64_t)ll->file << 32 | (uint32_t)ll->line, c);
+        add(a, &a->mods, g, leaf->module, 0, c);
+        add(a, &a->mod_total, leaf->module, 0, 0, c);
+        if (++gen == 0) {
+            memset(stamp, 0, st->nfuncs * sizeof *stamp);
+            gen = 1;
+        }
+        for (uint32_t n = node; n != 0; n = p->nodes[n].parent) {
+            const struct sym_loc *l = &st->locs[p->nodes[n].loc];
+            for (uint32_t j = 0; j < l->nlines; j++) {
+                uint32_t f = st->lines[l->first + j].func;
+                if (stamp[f] == gen)
+                    continue;
+                stamp[f] = gen;
+                add(a, &a->incl_t, g, f, t, c);
+            }
+        }
+    }
+    free(stamp);
+    return a->oom ? -1 : 0;
+}
+
+static void agg_free(struct agg *a)
+{
+    hmap_free(&a->self_t);
+    hmap_free(&a->incl_t);
+    hmap_free(&a->hot);
+    hmap_free(&a->mods);
+    hmap_free(&a->gthr);
+    hmap_free(&a->mod_total);
+    free(a->g_samples);
+    free(a->g_cpu);
+}
+
+/* Rows per (group, func) from a (group, func, thread) map. */
+static int build_rows(const struct profile *p, const struct hmap *m, struct rows *r)
+{
+    hmap_init(&r->idx, 2);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->used[i])
+            continue;
+        const uint64_t *k = hmap_key(m, i);
+        uint64_t c = m->vals[i];
+        uint64_t key[2] = {k[0], k[1]};
+        int is_new;
+        uint64_t *slot = hmap_get(&r->idx, key, &is_new);
+        if (!slot)
+            return -1;
+        if (is_new) {
+            if (r->n == r->cap) {
+                size_t cap = r->cap ? r->cap * 2 : 256;
+                struct row *v = realloc(r->v, cap * sizeof *v);
+                if (!v)
+                    return -1;
+                r->v = v;
+                r->cap = cap;
+            }
+            memset(&r->v[r->n], 0, sizeof r->v[r->n]);
+            r->v[r->n].group = (uint32_t)k[0];
+            r->v[r->n].func = (uint32_t)k[1];
+            *slot = r->n++;
+        }
+        struct row *row = &r->v[*slot];
+        double cpu = (double)c * prof_thread_period(p, (uint32_t)k[2]);
+        row->samples += c;
+        row->cpu_s += cpu;
+        row->threads++;
+        if (cpu > row->busiest_s)
+            row->busiest_s = cpu;
+    }
+    return 0;
+}
+
+static const struct symtab *sort_st;
+
+static int by_group_samples(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return strcmp(symtab_str(sort_st, sort_st->funcs[x->func].name),
+                  symtab_str(sort_st, sort_st->funcs[y->func].name));
+}
+
+static void rows_free(struct rows *r)
+{
+    free(r->v);
+    hmap_free(&r->idx);
+}
+
+static void add_source(cJSON *o, const char *key, const struct symtab *st, uint32_t file, int line)
+{
+    if (!file)
+        return;
+    char buf[4200];
+    if (line > 0)
+        snprintf(buf, sizeof buf, "%s:%d", symtab_str(st, file), line);
+    else
+        snprintf(buf, sizeof buf, "%s", symtab_str(st, file));
+    cJSON_AddStringToObject(o, key, buf);
+}
+
+static cJSON *row_json(const struct profile *p, const struct row *r, uint64_t n, int self)
+{
+    const struct symtab *st = &p->st;
+    const struct sym_function *f = &st->funcs[r->func];
+    const struct prof_group *g = &p->groups[r->group];
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", symtab_str(st, f->name));
+    cJSON_AddNumberToObject(o, "share", r4((double)r->samples / (double)(n ? n : 1)));
+    cJSON_AddNumberToObject(o, "cpu_s", r3(r->cpu_s));
+    cJSON_AddNumberToObject(o, "samples", (double)r->samples);
+    cJSON_AddNumberToObject(o, "threads", r->threads);
+    cJSON_AddNumberToObject(o, "busiest_thread_s", r3(r->busiest_s));
+    if (g->wall_s > 0)
+        cJSON_AddNumberToObject(o, "pct_of_wall_on_busiest_thread",
+                                r1(100.0 * r->busiest_s / g->wall_s));
+    cJSON_AddStringToObject(o, "module", symtab_str(st, st->mods[f->module].name));
+    add_source(o, "source", st, f->file, f->line);
+    if (self)
+        add_source(o, "hot_line", st, r->hot_file, r->hot_line);
+    if (f->system_name != f->name)
+        cJSON_AddStringToObject(o, "system_name", symtab_str(st, f->system_name));
+    return o;
+}
+
+/* Rows of group g (sorted, starting at *pos) into an array, top of them. */
+static cJSON *rows_json(const struct profile *p, const struct rows *r, size_t *pos, uint32_t g,
+                        uint64_t n, int top, int self)
+{
+    cJSON *arr = cJSON_CreateArray();
+    int k = 0;
+    while (*pos < r->n && r->v[*pos].group < g)
+        (*pos)++;
+    for (; *pos < r->n && r->v[*pos].group == g; (*pos)++)
+        if (arr && k++ < top)
+            cJSON_AddItemToArray(arr, row_json(p, &r->v[*pos], n, self));
+    return arr;
+}
+
+struct named_count {
+    const char *name;
+    uint64_t samples;
+    double cpu_s;
+    uint32_t thread;
+};
+
+static int by_count_desc(const void *a, const void *b)
+{
+    const struct named_count *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void thread_label(const char *comm, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; comm[i] && i + 1 < len; i++)
+        out[i] = comm[i] >= '0' && comm[i] <= '9' ? '#' : comm[i];
+    out[i] = '\0';
+}
+
+/* modules, threads and busiest_threads of group g. */
+static void group_lists(const struct profile *p, const struct agg *a, uint32_t g, cJSON *o,
+                        struct named_count *tmp)
+{
+    const struct symtab *st = &p->st;
+    uint64_t n = a->g_samples[g] ? a->g_samples[g] : 1;
+    size_t k = 0;
+    for (size_t i = 0; i < a->mods.cap; i++) {
+        const uint64_t *key = hmap_key(&a->mods, i);
+        if (a->mods.used[i] && key[0] == g)
+            tmp[k++] = (struct named_count){symtab_str(st, st->mods[key[1]].name),
+                                            a->mods.vals[i], 0, 0};
+    }
+    /* The same basename from two paths is one row, as the reference's module column. */
+    qsort(tmp, k, sizeof *tmp, by_count_desc);
+    cJSON *mods = cJSON_AddArrayToObject(o, "modules");
+    for (size_t i = 0, shown = 0; i < k && shown < MODULES_SHOWN; i++, shown++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", tmp[i].name);
+        cJSON_AddNumberToObject(m, "share", r4((double)tmp[i].samples / (double)n));
+        cJSON_AddItemToArray(mods, m);
+    }
+    /* threads by label (digits as '#'), then busiest threads by CPU. */
+    k = 0;
+    size_t nb = 0;
+    struct named_count *busy = tmp + p->nthr;
+    char (*labels)[17] = calloc(p->nthr ? p->nthr : 1, sizeof *labels);
+    if (!labels)
+        return;
+    for (size_t i = 0; i < a->gthr.cap; i++) {
+        const uint64_t *key = hmap_key(&a->gthr, i);
+        if (!a->gthr.used[i] || key[0] != g)
+            continue;
+        uint32_t t = (uint32_t)key[1];
+        uint64_t c = a->gthr.vals[i];
+        busy[nb++] = (struct named_count){p->thr[t].comm, c, (double)c * prof_thread_period(p, t), t};
+        char lab[17];
+        thread_label(p->thr[t].comm, lab, sizeof lab);
+        size_t j = 0;
+        while (j < k && strcmp(labels[j], lab) != 0)
+            j++;
+        if (j == k) {
+            memcpy(labels[k], lab, sizeof lab);
+            tmp[k++] = (struct named_count){labels[j], 0, 0, 0};
+        }
+        tmp[j].samples += c;
+    }
+    qsort(tmp, k, sizeof *tmp, by_count_desc);
+    cJSON *th = cJSON_AddArrayToObject(o, "threads");
+    for (size_t i = 0; i < k && i < THREADS_SHOWN; i++) {
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddStringToObject(m, "name", tmp[i].name);
+        cJSON_AddNumberToObject(m, "share", r4((double)tmp[i].samples / (double)n));
+        cJSON_AddItemToArray(th, m);
+    }
+    qsort(busy, nb, sizeof *busy, by_count_desc);
+    cJSON *bt = cJSON_AddArrayToObject(o, "busiest_threads");
+    double wall = p->groups[g].wall_s;
+    for (size_t i = 0; i < nb && i < BUSIEST_SHOWN; i++) {
+        const struct prof_thread *t = &p->thr[busy[i].thread];
+        cJSON *m = cJSON_CreateObject();
+        cJSON_AddNumberToObject(m, "tid", t->tid);
+        cJSON_AddNumberToObject(m, "pid", (double)p->img[t->image].pid);
+        cJSON_AddStringToObject(m, "name", t->comm);
+        cJSON_AddNumberToObject(m, "cpu_s", r3(busy[i].cpu_s));
+        if (wall > 0)
+            cJSON_AddNumberToObject(m, "pct_of_wall", r1(100.0 * busy[i].cpu_s / wall));
+        cJSON_AddItemToArray(bt, m);
+    }
+    free(labels);
+}
+
+static void add_hot_lines(const struct agg *a, struct rows *self)
+{
+    for (size_t i = 0; i < a->hot.cap; i++) {
+        if (!a->hot.used[i])
+            continue;
+        const uint64_t *k = hmap_key(&a->hot, i);
+        uint64_t key[2] = {k[0], k[1]};
+        uint64_t *slot = hmap_find(&self->idx, key);
+        if (!slot)
+            continue;
+        struct row *r = &self->v[*slot];
+        uint32_t file = (uint32_t)(k[2] >> 32);
+        if (file && a->hot.vals[i] > r->hot_count) {
+            r->hot_count = a->hot.vals[i];
+            r->hot_file = file;
+            r->hot_line = (int)(uint32_t)k[2];
+        }
+    }
+}
+
+static cJSON *processes_json(const struct profile *p)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < p->nimg; i++) {
+        const struct prof_image *img = &p->img[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "pid", (double)img->pid);
+        cJSON_AddNumberToObject(o, "image", img->gen);
+        cJSON_AddStringToObject(o, "file", img->file);
+        if (img->exe)
+            cJSON_AddStringToObject(o, "exe", img->exe);
+        cJSON_AddBoolToObject(o, "usable", img->usable);
+        cJSON_AddNumberToObject(o, "samples", (double)img->samples);
+        cJSON_AddNumberToObject(o, "dropped", (double)img->hdr.dropped);
+        cJSON_AddNumberToObject(o, "hz", (double)img->hdr.hz);
+        cJSON_AddBoolToObject(o, "maps", img->maps != NULL);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static cJSON *modules_json(const struct profile *p, const struct agg *a)
+{
+    const struct symtab *st = &p->st;
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < st->nmods; i++) {
+        const struct sym_module *m = &st->mods[i];
+        uint64_t key[1] = {i};
+        const uint64_t *c = hmap_find(&a->mod_total, key);
+        if (i == 0 && !c)
+            continue; /* the built-in [unknown], never seen */
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", symtab_str(st, m->name));
+        if (m->kind == SYM_FILE) {
+            cJSON_AddStringToObject(o, "path", symtab_str(st, m->path));
+            if (*m->build_id)
+                cJSON_AddStringToObject(o, "build_id", m->build_id);
+        }
+        cJSON_AddStringToObject(o, "kind", m->kind == SYM_FILE ? "file"
+                                           : m->kind == SYM_JIT ? "jit" : "pseudo");
+        cJSON_AddStringToObject(o, "status", symtab_status_name(m->status));
+        if (*m->why)
+            cJSON_AddStringToObject(o, "why", m->why);
+        if (m->kind == SYM_FILE && m->status == SYM_OK)
+            cJSON_AddStringToObject(o, "checked", m->checked_mtime ? "inode, mtime, build id of the executable"
+                                                                   : "inode (no run start time: mtime not compared)");
+        cJSON_AddNumberToObject(o, "self_samples", c ? (double)*c : 0);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+int tables_write(const struct profile *p, int top, char *err, size_t errlen)
+{
+    struct agg a;
+    memset(&a, 0, sizeof a);
+    struct rows self = {0}, incl = {0};
+    struct named_count *tmp = NULL;
+    cJSON *root = NULL;
+    char *text = NULL;
+    int rc = -1;
+    if (top <= 0)
+        top = 50;
+    size_t ntmp = p->st.nmods + 2 * p->nthr + 1;
+    tmp = malloc(ntmp * sizeof *tmp);
+    if (!tmp || aggregate(p, &a) != 0 || build_rows(p, &a.self_t, &self) != 0 ||
+        build_rows(p, &a.incl_t, &incl) != 0) {
+        snprintf(err, errlen, "%s: out of memory building the tables", p->dir);
+        goto out;
+    }
+    add_hot_lines(&a, &self);
+    sort_st = &p->st;
+    if (self.n)
+        qsort(self.v, self.n, sizeof *self.v, by_group_samples);
+    if (incl.n)
+        qsort(incl.v, incl.n, sizeof *incl.v, by_group_samples);
+
+    root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "perfscope-profile/1");
+    cJSON_AddNumberToObject(root, "samples", (double)p->samples);
+    cJSON_AddNumberToObject(root, "dropped", (double)p->dropped);
+    cJSON_AddNumberToObject(root, "empty_stacks", (double)p->empty);
+    cJSON_AddNumberToObject(root, "period_s", p->period_s);
+    cJSON_AddBoolToObject(root, "mixed_rates", p->mixed_hz);
+    cJSON_AddNumberToObject(root, "cpu_s", 0);
+    cJSON *groups = cJSON_AddObjectToObject(root, "groups");
+    double total_cpu = 0;
+    size_t ps = 0, pi = 0;
+    for (uint32_t g = 0; g < p->ngroups; g++) {
+        const struct prof_group *pg = &p->groups[g];
+        uint64_t n = a.g_samples[g];
+        if (g == prof_none_group(p) && n == 0)
+            continue;
+        total_cpu += a.g_cpu[g];
+        cJSON *o = cJSON_AddObjectToObject(groups, pg->name);
+        cJSON_AddNumberToObject(o, "samples", (double)n);
+        cJSON_AddNumberToObject(o, "cpu_s", r3(a.g_cpu[g]));
+        cJSON_AddNumberToObject(o, "wall_s", r3(pg->wall_s));
+        cJSON_AddNumberToObject(o, "occurrences", pg->occurrences);
+        if (pg->tokens >= 0)
+            cJSON_AddNumberToObject(o, "tokens", (double)pg->tokens);
+        group_lists(p, &a, g, o, tmp);
+        cJSON_AddItemToObject(o, "self", rows_json(p, &self, &ps, g, n, top, 1));
+        cJSON_AddItemToObject(o, "inclusive", rows_json(p, &incl, &pi, g, n, top, 0));
+    }
+    cJSON_ReplaceItemInObject(root, "cpu_s", cJSON_CreateNumber(r3(total_cpu)));
+    cJSON_AddItemToObject(root, "processes", processes_json(p));
+    cJSON_AddItemToObject(root, "modules", modules_json(p, &a));
+    cJSON_AddItemToObject(root, "warnings", cJSON_Duplicate(p->warnings, 1));
+    text = cJSON_Print(root);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory printing profile.json", p->dir);
+        goto out;
+    }
+    struct outfile of;
+    if (outfile_open(&of, p->dir, "profile.json", err, errlen) != 0)
+        goto out;
+    fputs(text, of.f);
+    fputc('\n', of.f);
+    rc = outfile_commit(&of, err, errlen);
+out:
+    free(text);
+    cJSON_Delete(root);
+    free(tmp);
+    rows_free(&self);
+    rows_free(&incl);
+    agg_free(&a);
+    return rc;
+}
