@@ -72,8 +72,12 @@ def case(hz):
         others = {r["pid"] for r in rep.values()} - {pid}
         check(not (set(tids) & others), "%s: %s: samples of other processes %s in %s" % (label, tag, dict(tids), stems[0]))
         check(tids[pid] >= 0.9 * len(sf.samples), "%s: %s: samples of other threads %s in %s" % (label, tag, dict(tids), stems[0]))
-        check(in_fn >= 0.9 * cpu_s * hz, "%s: %s: %d samples in %s for %.3f s of CPU at %d Hz (want >= 90%%)"
-              % (label, tag, in_fn, fn, cpu_s, hz))
+        # (the tick timer misses the CPU time after the last tick that saw the process: allow
+        # twice the mean records per event below the 90%)
+        events = len({(s.t, tuple(s.frames)) for s in sf.samples})
+        tail = 2.0 * len(sf.samples) / events if hz <= 250 and events else 0
+        check(in_fn >= 0.9 * cpu_s * hz - tail, "%s: %s: %d samples in %s for %.3f s of CPU at %d Hz (want >= 90%% - %.1f)"
+              % (label, tag, in_fn, fn, cpu_s, hz, tail))
         return sf
 
     # fork children: their own files, their own samples (their pre-fork history is the parent's)
