@@ -219,9 +219,18 @@ static int write_all(struct writer *w, uint64_t *base)
         maybe_drain(w);
     }
 
-    /* Mappings: a synthetic, non-overlapping range per module. */
+    /* Mappings: a synthetic, non-overlapping range per module. pprof takes the first mapping
+     * for the main binary: the run's executable goes first. */
+    size_t exe = 0;
+    for (size_t m = 0; m < st->nmods; m++)
+        if (st->mods[m].kind == SYM_FILE && st->exe_path &&
+            strcmp(symtab_str(st, st->mods[m].path), st->exe_path) == 0) {
+            exe = m;
+            break;
+        }
     uint64_t next = 1ull << 32;
-    for (size_t m = 0; m < st->nmods && !w->top.oom; m++) {
+    for (size_t k = 0; k < st->nmods && !w->top.oom; k++) {
+        size_t m = k == 0 ? exe : k <= exe ? k - 1 : k;
         const struct sym_module *mod = &st->mods[m];
         uint64_t size = mod->max_off ? mod->max_off : 1;
         base[m] = next;
