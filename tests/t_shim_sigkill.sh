@@ -3,7 +3,8 @@
 # t_spin burns CPU on two threads at 997 Hz (199 where perf events are refused); SIGKILL at 1.5 s.
 # - cpuprof.<pid>.bin reads (ours and the reference reader's logic, tolerating a cut record; a
 #   copy cut mid-record reads up to its last whole record);
-# - its samples span at least 1.1 s of wall time (last sample time minus first), from both threads;
+# - its samples span at least 1.1 s of wall time (last sample time minus first), from both threads,
+#   each keeping samples for all but 0.3 s of its CPU time at the kill (read from /proc);
 # - meta.json parses and its status reads "running".
 set -u
 . "$ROOT/tests/lib.sh"
@@ -22,6 +23,16 @@ t0 = time.monotonic()
 p = subprocess.Popen([target("t_spin"), "20"], env=shim_env("out", HZ=hz), stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)
 time.sleep(max(0.0, 1.5 - (time.monotonic() - t0)))
+# each thread's CPU time just before the kill (utime + stime, in clock ticks)
+tick = os.sysconf("SC_CLK_TCK")
+cpu_at_kill = {}
+for task in os.listdir("/proc/%d/task" % p.pid):
+    try:
+        stat = open("/proc/%d/task/%s/stat" % (p.pid, task)).read()
+        fields = stat.rsplit(")", 1)[1].split()
+        cpu_at_kill[int(task)] = (int(fields[11]) + int(fields[12])) / tick
+    except OSError:
+        pass
 p.send_signal(signal.SIGKILL)
 out, err = p.communicate(timeout=30)
 check(p.returncode == -signal.SIGKILL, "t_spin ended with %s, not SIGKILL" % sig_name(p.returncode))
@@ -41,9 +52,13 @@ info("samples span %.3f s, per thread %s" % (span, dict(tids)))
 check(span >= 1.1, "the samples kept span %.3f s of the 1.5 s run (want >= 1.1 s)" % span)
 check(len(tids) >= 2 and min(tids.values()) >= 0.25 * len(sf.samples),
       "samples from both threads expected, got %s" % dict(tids))
-# both threads burnt ~1.5 s each: at least 1.1 s of it per thread should be kept
+# each thread keeps all but its last quarter second: at least 90% of (its CPU time at the kill
+# minus 0.3 s) x rate
 for tid, n in tids.items():
-    check(n >= 1.0 * hz * 0.5, "thread %d: only %d samples" % (tid, n))
+    cpu = cpu_at_kill.get(tid)
+    check(cpu is not None, "samples of thread %d, which was not in the process at the kill (%s)" % (tid, sorted(cpu_at_kill)))
+    info("thread %d: %.2f s of CPU at the kill, %d samples kept" % (tid, cpu, n))
+    check(n >= 0.9 * (cpu - 0.3) * hz, "thread %d: %d samples kept of its %.2f s of CPU at %d Hz" % (tid, n, cpu, hz))
 samples.read_maps(stem + ".maps")
 # A copy cut in the middle of a record (what a kill during a write leaves) still reads, with both
 # readers, up to the last whole record.
