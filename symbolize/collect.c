@@ -10,6 +10,7 @@
 #include "maps.h"
 #include "perfmap.h"
 #include "textfile.h"
+#include "utf8.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +21,6 @@
 #include <sys/stat.h>
 
 #define META_MAX_BYTES (16u << 20)
-#define WARNINGS_KEPT 200
 #define STACK_CACHE_WORDS (8u << 20) /* 64 MiB of cached raw stacks at most */
 
 void prof_warn(struct profile *p, const char *fmt, ...)
@@ -30,12 +30,9 @@ void prof_warn(struct profile *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    for (char *c = line; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
-    if (p->log)
-        fprintf(p->log, "%s: %s\n", p->prog ? p->prog : "perfscope-symbolize", line);
-    if (p->warnings && cJSON_GetArraySize(p->warnings) < WARNINGS_KEPT)
+    utf8_sanitize(line);
+    p->nwarnings++;
+    if (p->warnings && cJSON_GetArraySize(p->warnings) < PROF_WARNINGS_KEPT)
         cJSON_AddItemToArray(p->warnings, cJSON_CreateString(line));
 }
 
@@ -632,6 +629,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return 2;
     }
+    p->st.trust_modified = p->trust_modified;
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
@@ -672,7 +670,11 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         return 2;
     }
     if (!usable) {
-        snprintf(err, errlen, "%s", first_err);
+        if (p->nimg > 1)
+            snprintf(err, errlen, "%s (and the %zu other sample files are unusable too)", first_err,
+                     p->nimg - 1);
+        else
+            snprintf(err, errlen, "%s", first_err);
         return 2;
     }
     if (p->mixed_hz)

@@ -12,6 +12,7 @@
  * no tool tries to symbolize again. It must never write other than through outfile.c. */
 #include "tables.h"
 #include "outfile.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,8 @@ struct writer {
 
 static int64_t sidx(struct writer *w, const char *s)
 {
-    uint32_t id = strpool_id(&w->strs, s);
+    char buf[8192];
+    uint32_t id = strpool_id(&w->strs, utf8_clean(s, buf, sizeof buf));
     if (id == UINT32_MAX) {
         w->top.oom = 1;
         return 0;

@@ -9,6 +9,7 @@
 #include "tables.h"
 #include "jsonl.h"
 #include "outfile.h"
+#include "utf8.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -66,7 +67,8 @@ static cJSON *event(const char *name, const char *ph, long pid, long tid)
     cJSON *e = cJSON_CreateObject();
     if (!e)
         return NULL;
-    cJSON_AddStringToObject(e, "name", name);
+    char buf[8192];
+    cJSON_AddStringToObject(e, "name", utf8_clean(name, buf, sizeof buf));
     cJSON_AddStringToObject(e, "ph", ph);
     cJSON_AddNumberToObject(e, "pid", (double)pid);
     cJSON_AddNumberToObject(e, "tid", (double)tid);
@@ -77,7 +79,10 @@ static void name_meta(struct trace *t, const char *what, long pid, long tid, con
 {
     cJSON *e = event(what, "M", pid, tid);
     if (e)
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "args"), "name", name);
+    {
+        char buf[8192];
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "args"), "name", utf8_clean(name, buf, sizeof buf));
+    }
     emit(t, e);
 }
 
@@ -200,8 +205,10 @@ static int counters_line(cJSON *o, size_t lineno, void *arg)
                  cJSON_IsString(name) && name->valuestring && *name->valuestring ? " (" : "",
                  zone->valuestring, cJSON_IsString(name) && name->valuestring && *name->valuestring ? ")" : "");
         double w = power_from(t, key, v, range, t_ns);
-        if (w >= 0)
+        if (w >= 0) {
+            utf8_sanitize(key);
             cJSON_AddNumberToObject(power, key, w);
+        }
     }
     const cJSON *g;
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(o, "gpus"))

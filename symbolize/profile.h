@@ -75,6 +75,7 @@ struct profile {
     const char *dir;
     FILE *log;                 /* warnings, one line each */
     const char *prog;          /* prefix of warning lines */
+    int trust_modified;        /* option: symbolize files modified since the run started */
     struct symtab st;
     struct prof_image *img;
     size_t nimg;
@@ -99,10 +100,13 @@ struct profile {
     double period_s;           /* of the file with the most samples */
     int mixed_hz;
     cJSON *warnings;           /* array of strings, also in profile.json */
+    size_t nwarnings;          /* all of them, kept or not */
     int oom;
 };
 
-/* One warning line: on the log, and kept for profile.json. */
+/* One warning line, kept (the first PROF_WARNINGS_KEPT) for profile.json and for the log, which
+ * gets them only once the run folder proved usable: a folder with nothing usable gets one line. */
+#define PROF_WARNINGS_KEPT 200
 void prof_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* collect.c: reads the run folder into p. Returns 0, or 2 with the one-line reason in err when

@@ -31,7 +31,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
     }
     p->log = opts->log ? opts->log : stderr;
     p->prog = opts->prog;
-    p->st.trust_modified = opts->trust_modified;
+    p->trust_modified = opts->trust_modified;
     int rc = prof_collect(p, dir, err, errlen);
     if (rc == 0) {
         /* Module problems, one line each. */
@@ -43,6 +43,13 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
         if (tables_write(p, opts->top, err, errlen) != 0 || export_folded(p, err, errlen) != 0 ||
             export_pprof(p, err, errlen) != 0 || export_trace(p, err, errlen) != 0)
             rc = SYMBOLIZE_FAILED_WRITE;
+        const char *prog = opts->prog ? opts->prog : "perfscope-symbolize";
+        const cJSON *w;
+        cJSON_ArrayForEach(w, p->warnings)
+            fprintf(p->log, "%s: %s\n", prog, w->valuestring);
+        if (p->nwarnings > (size_t)cJSON_GetArraySize(p->warnings))
+            fprintf(p->log, "%s: ... and %zu more warnings\n", prog,
+                    p->nwarnings - (size_t)cJSON_GetArraySize(p->warnings));
     }
     if (res) {
         memset(res, 0, sizeof *res);
@@ -52,7 +59,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
         res->groups = p->ngroups;
         res->images = p->nimg;
         res->modules = p->st.nmods;
-        res->warnings = p->warnings ? (size_t)cJSON_GetArraySize(p->warnings) : 0;
+        res->warnings = p->nwarnings;
         res->seconds = now_s() - t0;
     }
     prof_free(p);

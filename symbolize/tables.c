@@ -13,6 +13,7 @@
  * It must never write profile.json other than through outfile.c. */
 #include "tables.h"
 #include "outfile.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,6 +49,13 @@ struct agg {
     double *g_cpu;
     int oom;
 };
+
+/* Every string from the run folder or a symbol table goes in through here: valid UTF-8 only. */
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+    char buf[8192];
+    cJSON_AddStringToObject(o, key, utf8_clean(v, buf, sizeof buf));
+}
 
 static double r4(double x) { return round(x * 1e4) / 1e4; }
 static double r3(double x) { return round(x * 1e3) / 1e3; }
@@ -194,7 +202,7 @@ static void add_source(cJSON *o, const char *key, const struct symtab *st, uint3
         snprintf(buf, sizeof buf, "%s:%d", symtab_str(st, file), line);
     else
         snprintf(buf, sizeof buf, "%s", symtab_str(st, file));
-    cJSON_AddStringToObject(o, key, buf);
+    add_str(o, key, buf);
 }
 
 static cJSON *row_json(const struct profile *p, const struct row *r, uint64_t n, int self)
@@ -205,7 +213,7 @@ static cJSON *row_json(const struct profile *p, const struct row *r, uint64_t n,
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "name", symtab_str(st, f->name));
+    add_str(o, "name", symtab_str(st, f->name));
     cJSON_AddNumberToObject(o, "share", r4((double)r->samples / (double)(n ? n : 1)));
     cJSON_AddNumberToObject(o, "cpu_s", r3(r->cpu_s));
     cJSON_AddNumberToObject(o, "samples", (double)r->samples);
@@ -214,12 +222,12 @@ static cJSON *row_json(const struct profile *p, const struct row *r, uint64_t n,
     if (g->wall_s > 0)
         cJSON_AddNumberToObject(o, "pct_of_wall_on_busiest_thread",
                                 r1(100.0 * r->busiest_s / g->wall_s));
-    cJSON_AddStringToObject(o, "module", symtab_str(st, st->mods[f->module].name));
+    add_str(o, "module", symtab_str(st, st->mods[f->module].name));
     add_source(o, "source", st, f->file, f->line);
     if (self)
         add_source(o, "hot_line", st, r->hot_file, r->hot_line);
     if (f->system_name != f->name)
-        cJSON_AddStringToObject(o, "system_name", symtab_str(st, f->system_name));
+        add_str(o, "system_name", symtab_str(st, f->system_name));
     return o;
 }
 
@@ -278,7 +286,7 @@ static void group_lists(const struct profile *p, const struct agg *a, uint32_t g
     cJSON *mods = cJSON_AddArrayToObject(o, "modules");
     for (size_t i = 0, shown = 0; i < k && shown < MODULES_SHOWN; i++, shown++) {
         cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "name", tmp[i].name);
+        add_str(m, "name", tmp[i].name);
         cJSON_AddNumberToObject(m, "share", r4((double)tmp[i].samples / (double)n));
         cJSON_AddItemToArray(mods, m);
     }
@@ -311,7 +319,7 @@ static void group_lists(const struct profile *p, const struct agg *a, uint32_t g
     cJSON *th = cJSON_AddArrayToObject(o, "threads");
     for (size_t i = 0; i < k && i < THREADS_SHOWN; i++) {
         cJSON *m = cJSON_CreateObject();
-        cJSON_AddStringToObject(m, "name", tmp[i].name);
+        add_str(m, "name", tmp[i].name);
         cJSON_AddNumberToObject(m, "share", r4((double)tmp[i].samples / (double)n));
         cJSON_AddItemToArray(th, m);
     }
@@ -323,7 +331,7 @@ static void group_lists(const struct profile *p, const struct agg *a, uint32_t g
         cJSON *m = cJSON_CreateObject();
         cJSON_AddNumberToObject(m, "tid", t->tid);
         cJSON_AddNumberToObject(m, "pid", (double)p->img[t->image].pid);
-        cJSON_AddStringToObject(m, "name", t->comm);
+        add_str(m, "name", t->comm);
         cJSON_AddNumberToObject(m, "cpu_s", r3(busy[i].cpu_s));
         if (wall > 0)
             cJSON_AddNumberToObject(m, "pct_of_wall", r1(100.0 * busy[i].cpu_s / wall));
@@ -360,9 +368,9 @@ static cJSON *processes_json(const struct profile *p)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "pid", (double)img->pid);
         cJSON_AddNumberToObject(o, "image", img->gen);
-        cJSON_AddStringToObject(o, "file", img->file);
+        add_str(o, "file", img->file);
         if (img->exe)
-            cJSON_AddStringToObject(o, "exe", img->exe);
+            add_str(o, "exe", img->exe);
         cJSON_AddBoolToObject(o, "usable", img->usable);
         cJSON_AddNumberToObject(o, "samples", (double)img->samples);
         cJSON_AddNumberToObject(o, "dropped", (double)img->hdr.dropped);
@@ -384,19 +392,19 @@ static cJSON *modules_json(const struct profile *p, const struct agg *a)
         if (i == 0 && !c)
             continue; /* the built-in [unknown], never seen */
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", symtab_str(st, m->name));
+        add_str(o, "name", symtab_str(st, m->name));
         if (m->kind == SYM_FILE) {
-            cJSON_AddStringToObject(o, "path", symtab_str(st, m->path));
+            add_str(o, "path", symtab_str(st, m->path));
             if (*m->build_id)
-                cJSON_AddStringToObject(o, "build_id", m->build_id);
+                add_str(o, "build_id", m->build_id);
         }
-        cJSON_AddStringToObject(o, "kind", m->kind == SYM_FILE ? "file"
+        add_str(o, "kind", m->kind == SYM_FILE ? "file"
                                            : m->kind == SYM_JIT ? "jit" : "pseudo");
-        cJSON_AddStringToObject(o, "status", symtab_status_name(m->status));
+        add_str(o, "status", symtab_status_name(m->status));
         if (*m->why)
-            cJSON_AddStringToObject(o, "why", m->why);
+            add_str(o, "why", m->why);
         if (m->kind == SYM_FILE && m->status == SYM_OK)
-            cJSON_AddStringToObject(o, "checked", m->checked_mtime ? "inode, mtime, build id of the executable"
+            add_str(o, "checked", m->checked_mtime ? "inode, mtime, build id of the executable"
                                                                    : "inode (no run start time: mtime not compared)");
         cJSON_AddNumberToObject(o, "self_samples", c ? (double)*c : 0);
         cJSON_AddItemToArray(arr, o);
@@ -430,7 +438,7 @@ int tables_write(const struct profile *p, int top, char *err, size_t errlen)
         qsort(incl.v, incl.n, sizeof *incl.v, by_group_samples);
 
     root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "perfscope-profile/1");
+    add_str(root, "schema", "perfscope-profile/1");
     cJSON_AddNumberToObject(root, "samples", (double)p->samples);
     cJSON_AddNumberToObject(root, "dropped", (double)p->dropped);
     cJSON_AddNumberToObject(root, "empty_stacks", (double)p->empty);
