@@ -81,7 +81,7 @@ void markers_append_jsonl(const char *file, cJSON *obj)
 }
 
 void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *attrs,
-                    const char *source, long line_no, int with_counters)
+                    const char *source, const char *t_from, long line_no, int with_counters)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) {
@@ -96,6 +96,7 @@ void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *a
         cJSON_AddNumberToObject(o, "tokens", strtod(tok->valuestring, NULL));
     cJSON_AddItemToObject(o, "attrs", attrs ? attrs : cJSON_CreateObject());
     cJSON_AddStringToObject(o, "source", source);
+    cJSON_AddStringToObject(o, "t_from", t_from);
     if (line_no > 0)
         cJSON_AddNumberToObject(o, "line", (double)line_no);
     cJSON_AddNumberToObject(o, "pid", (double)getpid());
@@ -174,14 +175,13 @@ int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read
         cJSON_DeleteItemFromObjectCaseSensitive(attrs, key);
         cJSON_AddStringToObject(attrs, key, value);
     }
-    cJSON_AddStringToObject(attrs, "t_from", t_source);
     const char *source = "file";
     cJSON *via = cJSON_GetObjectItemCaseSensitive(attrs, "via");
     if (cJSON_IsString(via) && strcmp(via->valuestring, "api") == 0) {
         source = "api"; /* handed over by a follower process's perfscope_begin/end */
         cJSON_DeleteItemFromObjectCaseSensitive(attrs, "via");
     }
-    markers_record(t_ns, name, event, attrs, source, line_no, 1);
+    markers_record(t_ns, name, event, attrs, source, t_source, line_no, 1);
     return 1;
 }
 
@@ -205,7 +205,7 @@ static void api_boundary(const char *name, const char *event, long long tokens)
             snprintf(v, sizeof v, "%lld", tokens);
             cJSON_AddStringToObject(attrs, "tokens", v);
         }
-        markers_record(now, name, event, attrs, "api", 0, atomic_load(&ps_is_leader));
+        markers_record(now, name, event, attrs, "api", "api", 0, atomic_load(&ps_is_leader));
     } else {
         /* A follower hands the boundary to the leader through the markers file, with its own
          * time, so the leader reads the counters and keeps one ordered record. */

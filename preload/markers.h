@@ -13,9 +13,10 @@
 /* One line of the markers file (without its newline). read_ns: when the leader read it.
  * Returns 1 for a boundary, 0 for a blank or comment line, -1 for a bad line (logged). */
 int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read_ns);
-/* Appends one boundary to phases.jsonl; takes ownership of attrs. */
+/* Appends one boundary to phases.jsonl; takes ownership of attrs (the user's key=value pairs
+ * only). t_from: "marker" (the line's t=), "read" (when the leader read it) or "api". */
 void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *attrs,
-                    const char *source, long line_no, int with_counters);
+                    const char *source, const char *t_from, long line_no, int with_counters);
 /* In a fork child: the lock a parent thread may have held is free again. */
 void markers_after_fork(void);
 /* Appends obj as one line to <out>/<file>. */

@@ -12,7 +12,9 @@
  *   phases:  "boundary <t_ns> <name> begin|end tokens=<n> source=<s> matched=<0|1>",
  *            "phase <name> <start> <end> tokens=<n> open=<0|1> depth=<d> parent=<i>", then for
  *            each query T "at <T> <group>", and "end phases= groups= bad_lines= unmatched_ends=
- *            unclosed=". */
+ *            unclosed=".
+ *   run:     DIR: what the run folder recorded, section by section (summary.c): meta, samples
+ *            per file and thread, samples per phase group, boundaries, counters, the log. */
 #include "report.h"
 #include "maps.h"
 #include "phases.h"
@@ -152,7 +154,9 @@ int cmd_dump(int argc, char **argv)
         return dump_maps(argv[1], argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[0], "phases") == 0)
         return dump_phases(argv[1], argc - 2, argv + 2);
+    if (argc == 2 && strcmp(argv[0], "run") == 0)
+        return cmd_summary(argv[1]);
     report_fail("usage: perfscope-report dump samples FILE | maps FILE [HEXADDR@NS...] | "
-                "phases FILE [NS...]");
+                "phases FILE [NS...] | run DIR");
     return REPORT_BAD_INPUT;
 }

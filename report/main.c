@@ -3,6 +3,7 @@
 #include "report.h"
 #include "diff.h"
 #include "noise.h"
+#include "run.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -28,7 +29,8 @@ void put_clean(FILE *f, const char *s)
 
 static int usage(void)
 {
-    report_fail("usage: perfscope-report OUT | perfscope-report dump samples|maps|phases FILE");
+    report_fail("usage: perfscope-report OUT | diff ... | noise ... | "
+                "dump samples|maps|phases|run FILE");
     return REPORT_BAD_INPUT;
 }
 
@@ -42,5 +44,5 @@ int main(int argc, char **argv)
         return cmd_noise(argc - 2, argv + 2);
     if (argc != 2 || argv[1][0] == '-')
         return usage();
-    return cmd_summary(argv[1]);
+    return cmd_run(argv[1]);
 }

@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -420,8 +421,12 @@ def test_report():
     with open("run/perfscope.log", "w") as f:
         f.write("RAPL not readable: EACCES\nNVML absent\n")
 
+    # The section-by-section view of the folder is `dump run`; `perfscope-report run` is the report.
     rc, out, err = run("run")
     check(rc == 0, f"report: exit 0 ({err.strip()})")
+    check(os.path.exists("run/run.json") and os.path.exists("run/report.md"), "report: run.json, report.md")
+    rc, out, err = run("dump", "run", "run")
+    check(rc == 0, f"dump run: exit 0 ({err.strip()})")
     want = {}
     for t in all_times:
         g = innermost_model(events, t)
@@ -444,29 +449,32 @@ def test_report():
     # A cut sample file is used up to the cut, and said so.
     with open("run/cpuprof.100.bin", "r+b") as f:
         f.truncate(40 + 10 * (32 + 8 * 8) + 5)
-    rc, out, err = run("run")
+    rc, out, err = run("dump", "run", "run")
     check(rc == 0 and "ends mid-record" in out, f"report: cut sample file used ({err.strip()})")
     check(re.search(r"cpuprof.100.bin  pid 100  samples 10 ", out) is not None,
           "report: 10 records before the cut")
 
-    # Bad input anywhere: exit 2 and one line naming the file.
-    with open("run/cpuprof.300.bin", "wb") as f:
-        f.write(b"\x00" * 100)
-    expect_refused(["run"], "cpuprof.300.bin", "magic", "report: garbage sample file")
-    open("run/cpuprof.300.bin", "wb").close()
-    expect_refused(["run"], "cpuprof.300.bin", "empty", "report: empty sample file")
-    os.remove("run/cpuprof.300.bin")
-    with open("run/cpuprof.200.maps", "w") as f:
-        f.write("garbage\n")
-    expect_refused(["run"], "cpuprof.200.maps", "no mapping", "report: garbage maps")
-    os.remove("run/cpuprof.200.maps")
-    with open("run/meta.json", "w") as f:
-        f.write('{"status": ')
-    expect_refused(["run"], "meta.json", "JSON", "report: cut meta.json")
-    expect_refused(["no-such-run"], "no-such-run", "No such file", "report: missing folder")
-    os.mkdir("empty-run")
-    expect_refused(["empty-run"], "empty-run", "no perfscope output", "report: empty folder")
-    expect_refused(["good.bin"], "good.bin", "not a folder", "report: a file, not a folder")
+    # Bad input anywhere: exit 2 and one line naming the file, from the report and from dump run.
+    for cmd in (["run"], ["dump", "run", "run"]):
+        with open("run/cpuprof.300.bin", "wb") as f:
+            f.write(b"\x00" * 100)
+        expect_refused(cmd, "cpuprof.300.bin", "magic", "report: garbage sample file")
+        open("run/cpuprof.300.bin", "wb").close()
+        expect_refused(cmd, "cpuprof.300.bin", "empty", "report: empty sample file")
+        os.remove("run/cpuprof.300.bin")
+        with open("run/cpuprof.200.maps", "w") as f:
+            f.write("garbage\n")
+        expect_refused(cmd, "cpuprof.200.maps", "no mapping", "report: garbage maps")
+        os.remove("run/cpuprof.200.maps")
+        shutil.copy("run/meta.json", "meta.json.good")
+        with open("run/meta.json", "w") as f:
+            f.write('{"status": ')
+        expect_refused(cmd, "meta.json", "JSON", "report: cut meta.json")
+        shutil.copy("meta.json.good", "run/meta.json")
+        expect_refused(cmd[:-1] + ["no-such-run"], "no-such-run", "No such file", "report: missing folder")
+        os.makedirs("empty-run", exist_ok=True)
+        expect_refused(cmd[:-1] + ["empty-run"], "empty-run", "no perfscope output", "report: empty folder")
+        expect_refused(cmd[:-1] + ["good.bin"], "good.bin", "not a folder", "report: a file, not a folder")
 
 
 def main():

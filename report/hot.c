@@ -1,0 +1,128 @@
+/* hot.c: profile.json into per-group hot-function rows (hot.h). It must never parse JSON
+ * by hand, never trust a member's type, and never keep more than PROFILE_TOP rows a table. */
+#include "hot.h"
+#include "files.h"
+#include "textfile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(it) && isfinite(it->valuedouble) ? it->valuedouble : dflt;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(it) && it->valuestring ? it->valuestring : NULL;
+}
+
+static size_t take_rows(const cJSON *arr, struct prof_row *rows)
+{
+    size_t n = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, arr)
+    {
+        if (n == PROFILE_TOP)
+            break;
+        const char *name = str(r, "name");
+        if (!cJSON_IsObject(r) || !name)
+            continue;
+        struct prof_row *row = &rows[n++];
+        memset(row, 0, sizeof *row);
+        snprintf(row->name, sizeof row->name, "%s", name);
+        row->share = num(r, "share", 0);
+        row->cpu_s = num(r, "cpu_s", -1);
+        double th = num(r, "threads", -1);
+        row->threads = th >= 0 && th < 1e9 ? (int)th : -1;
+        row->busiest_s = num(r, "busiest_thread_s", -1);
+        row->pct_wall = num(r, "pct_of_wall_on_busiest_thread", -1);
+        const char *src = str(r, "source");
+        const char *file = str(r, "file");
+        double line = num(r, "line", -1);
+        if (src)
+            snprintf(row->source, sizeof row->source, "%s", src);
+        else if (file && line >= 0 && line < 1e9)
+            snprintf(row->source, sizeof row->source, "%s:%d", file, (int)line);
+        else if (file)
+            snprintf(row->source, sizeof row->source, "%s", file);
+    }
+    return n;
+}
+
+static void take_group(struct prof_group *g, const cJSON *o)
+{
+    g->samples = num(o, "samples", -1);
+    g->cpu_s = num(o, "cpu_s", -1);
+    g->nself = take_rows(cJSON_GetObjectItemCaseSensitive(o, "self"), g->self);
+    g->nincl = take_rows(cJSON_GetObjectItemCaseSensitive(o, "inclusive"), g->incl);
+    const cJSON *bt = cJSON_GetObjectItemCaseSensitive(o, "busiest_threads");
+    const cJSON *first = cJSON_IsArray(bt) ? cJSON_GetArrayItem(bt, 0) : NULL;
+    if (cJSON_IsObject(first) && num(first, "cpu_s", -1) >= 0) {
+        g->have_busiest = 1;
+        g->busiest_cpu_s = num(first, "cpu_s", 0);
+        double tid = num(first, "tid", -1);
+        g->busiest_tid = tid >= 0 && tid < 1e15 ? (long long)tid : -1;
+        const char *name = str(first, "name");
+        snprintf(g->busiest_name, sizeof g->busiest_name, "%s", name ? name : "");
+    }
+}
+
+int profile_load(const char *path, struct profile **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    cJSON *root;
+    if (read_json_file(path, PROFILE_MAX_BYTES, 0, &root, err, errlen) != 0)
+        return -1;
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
+    if (!cJSON_IsObject(groups)) {
+        reader_error(err, errlen, path, "no \"groups\" object (not a perfscope profile)");
+        cJSON_Delete(root);
+        return -1;
+    }
+    struct profile *p = calloc(1, sizeof *p);
+    int n = cJSON_GetArraySize(groups);
+    if (p)
+        p->g = calloc(n > 0 ? (size_t)n : 1, sizeof *p->g);
+    if (!p || !p->g) {
+        reader_error(err, errlen, path, "out of memory");
+        profile_free(p);
+        cJSON_Delete(root);
+        return -1;
+    }
+    p->samples = num(root, "samples", -1);
+    p->dropped = num(root, "dropped", -1);
+    p->period_s = num(root, "period_s", -1);
+    const cJSON *g;
+    cJSON_ArrayForEach(g, groups)
+    {
+        if (!cJSON_IsObject(g) || !g->string)
+            continue;
+        struct prof_group *pg = &p->g[p->ngroups++];
+        snprintf(pg->name, sizeof pg->name, "%s", g->string);
+        take_group(pg, g);
+    }
+    cJSON_Delete(root);
+    *out = p;
+    return 0;
+}
+
+void profile_free(struct profile *p)
+{
+    if (!p)
+        return;
+    free(p->g);
+    free(p);
+}
+
+const struct prof_group *profile_group(const struct profile *p, const char *name)
+{
+    for (size_t i = 0; p && i < p->ngroups; i++)
+        if (strcmp(p->g[i].name, name) == 0)
+            return &p->g[i];
+    return NULL;
+}

@@ -1,0 +1,427 @@
+/* render.c: the run report as markdown (runmodel.h), printed by `perfscope-report OUT` and
+ * written to OUT/report.md: the same text for both. It must only read the model, clean every
+ * name that came from a file (control bytes, '|' in table cells), and say why a number is
+ * missing instead of printing 0. */
+#include "runmodel.h"
+#include "sbuf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A number with precision to suit its size. */
+static void num(struct sbuf *b, double v)
+{
+    double a = fabs(v);
+    if (a >= 1000)
+        sbuf_printf(b, "%.0f", v);
+    else if (a >= 100)
+        sbuf_printf(b, "%.1f", v);
+    else if (a >= 10)
+        sbuf_printf(b, "%.2f", v);
+    else if (a >= 1 || a == 0)
+        sbuf_printf(b, "%.3f", v);
+    else
+        sbuf_printf(b, "%.4g", v);
+}
+
+static const char *meta_str(const struct run_model *m, const char *obj, const char *key)
+{
+    const cJSON *o = m->s.meta;
+    if (o && obj)
+        o = cJSON_GetObjectItemCaseSensitive(o, obj);
+    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+static void header(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "# perfscope report: ");
+    sbuf_clean(b, m->dir, 0);
+    sbuf_printf(b, "\n\n");
+    const cJSON *cmd = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "command") : NULL;
+    if (cJSON_IsArray(cmd)) {
+        sbuf_printf(b, "- command:");
+        const cJSON *a;
+        int n = 0;
+        cJSON_ArrayForEach(a, cmd)
+        {
+            if (n++ == 32) {
+                sbuf_printf(b, " ...");
+                break;
+            }
+            if (cJSON_IsString(a) && a->valuestring) {
+                sbuf_printf(b, " ");
+                sbuf_clean(b, a->valuestring, 0);
+            }
+        }
+        sbuf_printf(b, "\n");
+    }
+    sbuf_printf(b, "- status: %s%s\n", m->status,
+                strcmp(m->status, "killed") == 0
+                    ? " (meta.json still said running: the run's leader never recorded its exit)"
+                    : "");
+    if (m->hz == 0)
+        sbuf_printf(b, "- stack sampling: off (PERFSCOPE_HZ=0): not perturbed\n");
+    else {
+        sbuf_printf(b, "- stack sampling: ");
+        if (m->hz > 0)
+            sbuf_printf(b, "%d Hz, ", m->hz);
+        const char *clock = meta_str(m, "sampling", "clock");
+        if (clock) {
+            sbuf_clean(b, clock, 0);
+            sbuf_printf(b, " clock, ");
+        }
+        double share = m->samples + m->dropped ? 100.0 * (double)m->dropped /
+                                                      (double)(m->samples + m->dropped)
+                                                : 0;
+        sbuf_printf(b, "%llu samples, %llu dropped (%.1f%%)%s\n", (unsigned long long)m->samples,
+                    (unsigned long long)m->dropped, share,
+                    m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
+    }
+    const cJSON *mb = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "machine_before") : NULL;
+    const cJSON *clean = mb ? cJSON_GetObjectItemCaseSensitive(mb, "clean") : NULL;
+    if (cJSON_IsBool(clean)) {
+        const char *why = meta_str(m, "machine_before", "why_not");
+        sbuf_printf(b, "- machine before: %s", cJSON_IsTrue(clean) ? "clean" : "not clean");
+        if (!cJSON_IsTrue(clean) && why) {
+            sbuf_printf(b, " (");
+            sbuf_clean(b, why, 0);
+            sbuf_printf(b, ")");
+        }
+        sbuf_printf(b, "\n");
+    }
+}
+
+static void cell_num(struct sbuf *b, int have, double v)
+{
+    sbuf_printf(b, " ");
+    if (have)
+        num(b, v);
+    else
+        sbuf_printf(b, "-");
+    sbuf_printf(b, " |");
+}
+
+/* A table cell with a fixed number of decimals, or "-". */
+static void cell_fix(struct sbuf *b, int have, double v, int decimals)
+{
+    if (have)
+        sbuf_printf(b, " %.*f |", decimals, v);
+    else
+        sbuf_printf(b, " - |");
+}
+
+static void phases_table(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "\n## Phases\n\n");
+    if (!m->ngr) {
+        sbuf_printf(b, "No phases: the run wrote no markers%s.\n",
+                    m->s.phases ? "" : " (no phases.jsonl)");
+        if (m->samples)
+            sbuf_printf(b, "All %llu samples, %.3f CPU s, are outside any phase.\n",
+                        (unsigned long long)m->none_samples, m->none_cpu_s);
+        return;
+    }
+    sbuf_printf(b, "| group | times | wall s | CPU s | cores | tokens | tokens/s | energy J | "
+                   "J/token | GPU peak MiB | host anon peak MiB |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    size_t open = 0;
+    for (size_t i = 0; i < m->ngr; i++) {
+        const struct group_result *g = &m->gr[i];
+        open += g->b.open;
+        sbuf_printf(b, "| %s | %zu |", g->name, g->b.occurrences);
+        cell_fix(b, 1, g->b.wall_s, 3);
+        cell_fix(b, g->cpu_known, g->cpu_s, 3);
+        cell_fix(b, g->cpu_known && g->b.wall_s > 0, g->cores, 2);
+        if (g->b.tokens >= 0)
+            sbuf_printf(b, " %lld |", g->b.tokens);
+        else
+            sbuf_printf(b, " - |");
+        cell_fix(b, g->b.tokens_per_s >= 0, g->b.tokens_per_s, 1);
+        int e = g->have_total && g->total.available;
+        cell_num(b, e, g->total.j);
+        cell_num(b, e && g->b.tokens > 0, g->b.tokens > 0 ? g->total.j / (double)g->b.tokens : 0);
+        cell_fix(b, g->have_gpu, g->gpu_above_mib, 0);
+        cell_fix(b, g->have_host, g->host_kib / 1024, 1);
+        sbuf_printf(b, "\n");
+    }
+    if (m->none_samples)
+        sbuf_printf(b, "| (none) | | | %.3f | | | | | | | |\n", m->none_cpu_s);
+    if (m->groups_hidden)
+        sbuf_printf(b, "\n%zu more groups are not shown.\n", m->groups_hidden);
+    if (open)
+        sbuf_printf(b, "\n%zu phase%s never ended: counted to the run's last sample or counter "
+                       "reading.\n", open, open == 1 ? "" : "s");
+    if (m->s.phases && m->s.phases->bad_lines)
+        sbuf_printf(b, "\nphases.jsonl: %zu bad lines skipped (first at line %zu).\n",
+                    m->s.phases->bad_lines, m->s.phases->first_bad_line);
+}
+
+static void domain_lists(struct sbuf *b, const struct run_model *m)
+{
+    static const char *titles[] = {"added to the total", "shown, never added"};
+    for (int pass = 0; pass < 2; pass++) {
+        int n = 0;
+        for (size_t i = 0; i < m->en.nd; i++) {
+            const struct edomain *d = &m->en.d[i];
+            if (d->state != DS_OK || (pass == 0) != (d->added != 0))
+                continue;
+            if (n++)
+                sbuf_printf(b, ", ");
+            else
+                sbuf_printf(b, "- %s: ", titles[pass]);
+            sbuf_clean(b, d->label, 0);
+        }
+        if (n)
+            sbuf_printf(b, "\n");
+    }
+    for (size_t i = 0; i < m->en.nd; i++) {
+        const struct edomain *d = &m->en.d[i];
+        if (d->state != DS_OK) {
+            sbuf_printf(b, "- ");
+            sbuf_clean(b, d->label, 0);
+            sbuf_printf(b, ": ");
+            sbuf_clean(b, d->why, 0);
+            sbuf_printf(b, "%s\n", d->addable ? " (left out of the total)" : "");
+        } else if (d->why[0] || d->wraps) {
+            sbuf_printf(b, "- ");
+            sbuf_clean(b, d->label, 0);
+            sbuf_printf(b, ":");
+            if (d->wraps)
+                sbuf_printf(b, " the counter wrapped %zu time%s (max_energy_range_uj), added back",
+                            d->wraps, d->wraps == 1 ? "" : "s");
+            if (d->why[0]) {
+                sbuf_printf(b, "%s ", d->wraps ? ";" : "");
+                sbuf_clean(b, d->why, 0);
+            }
+            sbuf_printf(b, "\n");
+        }
+    }
+}
+
+static void energy_row(struct sbuf *b, const struct group_result *g, const char *domain,
+                       const struct genergy *e)
+{
+    sbuf_printf(b, "| %s | ", g->name);
+    sbuf_clean(b, domain, 1);
+    sbuf_printf(b, " |");
+    if (!e->available) {
+        sbuf_printf(b, " - | - | - | - | - | - | - | ");
+        sbuf_clean(b, e->why, 1);
+        sbuf_printf(b, " |\n");
+        return;
+    }
+    cell_num(b, 1, e->j);
+    cell_num(b, e->wall_s > 0, e->wall_s > 0 ? e->j / e->wall_s : 0);
+    cell_num(b, g->b.tokens > 0, g->b.tokens > 0 ? e->j / (double)g->b.tokens : 0);
+    cell_num(b, e->have_marginal, e->marginal_j);
+    if (e->have_marginal) {
+        sbuf_printf(b, " ");
+        num(b, e->idle_w);
+        sbuf_printf(b, " (sd ");
+        num(b, e->idle_sd_w);
+        sbuf_printf(b, ") |");
+    } else {
+        sbuf_printf(b, " - |");
+    }
+    cell_num(b, e->have_ratio, e->ratio);
+    sbuf_printf(b, " %s | ", e->verdict ? e->verdict : "-");
+    const char *sep = "";
+    if (e->flag[0]) {
+        sbuf_clean(b, e->flag, 1);
+        sep = "; ";
+    }
+    if (!e->have_marginal && e->marginal_why[0] && g->b.occurrences) {
+        sbuf_printf(b, "%smarginal: ", sep);
+        sbuf_clean(b, e->marginal_why, 1);
+    } else if (e->marginal_why[0]) {
+        sbuf_printf(b, "%smarginal ", sep);
+        sbuf_clean(b, e->marginal_why, 1);
+    } else if (e->have_marginal && !e->have_ratio) {
+        sbuf_printf(b, "%sidle power did not vary: no ratio", sep);
+    }
+    sbuf_printf(b, " |\n");
+}
+
+static void energy_section(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "\n## Energy\n\n");
+    if (!m->en.nd) {
+        sbuf_printf(b, "Unavailable: the run recorded no RAPL zone and no GPU energy counter%s.\n",
+                    m->rd->n ? "" : " (no counter readings at all)");
+        return;
+    }
+    domain_lists(b, m);
+    if (!m->en.total.n)
+        sbuf_printf(b, "\nNo total: no package, dram or GPU counter could be used.\n");
+    else
+        sbuf_printf(b, "\nTotals and J/token are over: %s. Marginal energy is over the idle "
+                       "phases that bracket a group (idle power x wall taken off); ratio = "
+                       "marginal power / idle standard deviation.\n", m->en.total_over);
+    if (!m->ngr)
+        return;
+    sbuf_printf(b, "\n| group | domain | J | mean W | J/token | marginal J | idle W | ratio | "
+                   "verdict | note |\n|---|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    for (size_t i = 0; i < m->ngr; i++) {
+        const struct group_result *g = &m->gr[i];
+        if (g->have_total)
+            energy_row(b, g, "total", &g->total);
+        for (size_t d = 0; d < m->en.nd; d++)
+            if (m->en.d[d].state == DS_OK)
+                energy_row(b, g, m->en.d[d].name, &g->dom[d]);
+    }
+}
+
+static void memory_section(struct sbuf *b, const struct run_model *m)
+{
+    const struct memory *mem = &m->mem;
+    sbuf_printf(b, "\n## Memory\n\n");
+    if (!mem->ndev)
+        sbuf_printf(b, "- GPU: unavailable: no GPU counters (NVML absent or no GPU; see the log)\n");
+    else if (!mem->have_gpu_total)
+        sbuf_printf(b, "- GPU: unavailable: NVML gave no memory figure\n");
+    else {
+        sbuf_printf(b, "- GPU: peak above baseline %.1f MiB in total, %.1f MiB on the busiest "
+                       "device (baseline %.1f MiB at the start)\n",
+                    mem->total_peak - mem->total_base, mem->max_device_above, mem->total_base);
+        for (size_t i = 0; i < mem->ndev; i++) {
+            const struct gpu_dev_mem *d = &mem->dev[i];
+            sbuf_printf(b, "  - GPU %s: ", d->key);
+            if (!d->have) {
+                sbuf_printf(b, "no value\n");
+                continue;
+            }
+            sbuf_printf(b, "%.1f MiB above its baseline of %.1f MiB, %s\n", d->peak - d->base, d->base,
+                        d->fallback ? "from the device's memory used minus its value at start: "
+                                      "NVML could not list the processes (a container, MIG), so "
+                                      "other processes on the device count too"
+                                    : "the run's processes (NVML per-process memory)");
+        }
+    }
+    if (mem->have_host) {
+        sbuf_printf(b, "- host: RssAnon peak %.1f MiB (the run's processes, summed)\n",
+                    mem->host_peak_kib / 1024);
+    } else {
+        sbuf_printf(b, "- host: unavailable: no RssAnon reading\n");
+    }
+}
+
+static void rows(struct sbuf *b, const char *title, const struct prof_row *r, size_t n,
+                 double wall_s)
+{
+    if (!n)
+        return;
+    sbuf_printf(b, "\n| %s | share | CPU s | threads | busiest thread s | %% of wall | | source |\n"
+                   "|---|---:|---:|---:|---:|---:|---|---|\n", title);
+    for (size_t i = 0; i < n; i++) {
+        double pct = r[i].pct_wall;
+        if (pct < 0 && r[i].busiest_s >= 0 && wall_s > 0)
+            pct = 100 * r[i].busiest_s / wall_s;
+        sbuf_printf(b, "| ");
+        sbuf_clean(b, r[i].name, 1);
+        sbuf_printf(b, " | %.1f%% |", 100 * r[i].share);
+        cell_num(b, r[i].cpu_s >= 0, r[i].cpu_s);
+        if (r[i].threads >= 0)
+            sbuf_printf(b, " %d |", r[i].threads);
+        else
+            sbuf_printf(b, " - |");
+        cell_num(b, r[i].busiest_s >= 0, r[i].busiest_s);
+        if (pct >= 0)
+            sbuf_printf(b, " %.1f |", pct);
+        else
+            sbuf_printf(b, " - |");
+        sbuf_printf(b, " %s | ", pct >= 100 * SERIAL_SHARE ? "serial" : "");
+        sbuf_clean(b, r[i].source, 1);
+        sbuf_printf(b, " |\n");
+    }
+}
+
+static void hot_section(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "\n## Hot functions\n\n");
+    if (m->prof_note[0]) {
+        sbuf_clean(b, m->prof_note, 0);
+        sbuf_printf(b, "\n");
+    }
+    if (!m->prof)
+        return;
+    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it.\n",
+                100 * SERIAL_SHARE);
+    int shown = 0;
+    for (size_t i = 0; i < m->ngr; i++) {
+        const struct group_result *g = &m->gr[i];
+        const struct prof_group *p = g->prof;
+        if (!p || (!p->nself && !p->nincl))
+            continue;
+        shown++;
+        sbuf_printf(b, "\n### %s\n", g->name);
+        if (p->have_busiest && g->busiest_share >= 0) {
+            sbuf_printf(b, "\nBusiest thread: %lld (", p->busiest_tid);
+            sbuf_clean(b, p->busiest_name, 0);
+            sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall%s\n", p->busiest_cpu_s,
+                        100 * g->busiest_share,
+                        g->busiest_share >= SERIAL_SHARE ? ": the group is serial on it" : "");
+        }
+        rows(b, "self", p->self, p->nself, g->b.wall_s);
+        rows(b, "inclusive", p->incl, p->nincl, g->b.wall_s);
+    }
+    const struct prof_group *none = profile_group(m->prof, PHASES_NONE);
+    if (none && none->nself) {
+        shown++;
+        sbuf_printf(b, "\n### (none): outside every phase\n");
+        rows(b, "self", none->self, none->nself, 0);
+    }
+    if (!shown)
+        sbuf_printf(b, "profile.json has no rows for these groups.\n");
+}
+
+static void llama_section(struct sbuf *b, const struct run_model *m)
+{
+    if (!m->have_lb)
+        return;
+    sbuf_printf(b, "\n## llama-bench output (target.stdout)\n\n| test | n_prompt | n_gen | "
+                   "tokens/s | sd | repetitions | used as |\n|---|---:|---:|---:|---:|---:|---|\n");
+    for (size_t i = 0; i < m->lb.n; i++) {
+        const struct lb_test *t = &m->lb.t[i];
+        const char *kind = (int)i == m->lb.pp ? "prefill" : (int)i == m->lb.tg ? "decode" : "-";
+        if (t->n_prompt && t->n_gen)
+            sbuf_printf(b, "| pp%lld+tg%lld |", t->n_prompt, t->n_gen);
+        else
+            sbuf_printf(b, "| %s%lld |", t->n_gen ? "tg" : "pp", t->n_gen ? t->n_gen : t->n_prompt);
+        sbuf_printf(b, " %lld | %lld |", t->n_prompt, t->n_gen);
+        cell_num(b, 1, t->avg_ts);
+        cell_num(b, 1, t->stddev_ts);
+        sbuf_printf(b, " %zu | %s |\n", t->nsamples, kind);
+    }
+}
+
+static void log_section(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "\n## Log (perfscope.log)\n\n");
+    if (!m->nlog) {
+        sbuf_printf(b, "%s\n", m->s.has_log ? "Empty." : "No perfscope.log: nothing went wrong.");
+        return;
+    }
+    sbuf_printf(b, "```\n");
+    for (size_t i = 0; i < m->nlog; i++) {
+        sbuf_clean(b, m->log[i], 0);
+        sbuf_printf(b, "\n");
+    }
+    if (m->log_more)
+        sbuf_printf(b, "... %zu more lines\n", m->log_more);
+    sbuf_printf(b, "```\n");
+}
+
+char *run_markdown(const struct run_model *m)
+{
+    struct sbuf b = {0};
+    header(&b, m);
+    phases_table(&b, m);
+    energy_section(&b, m);
+    memory_section(&b, m);
+    hot_section(&b, m);
+    llama_section(&b, m);
+    log_section(&b, m);
+    return sbuf_take(&b);
+}

@@ -1,0 +1,295 @@
+/* run.c: one run folder into a run_model (runmodel.h), run_summarize and `perfscope-report OUT`
+ * (run.h). It must read and check every input before anything is printed or written, write
+ * only through a temporary name and a rename, and never fail on a part the run does not have
+ * (no samples, no counters, no markers): those are said in the report instead. */
+#include "runmodel.h"
+#include "run.h"
+#include "files.h"
+#include "report.h"
+#include "textfile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LOG_LINE_CAP 1024
+
+static int check_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        reader_error(err, errlen, dir, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        reader_error(err, errlen, dir, "not a folder (want a perfscope output folder)");
+        return -1;
+    }
+    return 0;
+}
+
+static void set_status(struct run_model *m)
+{
+    const cJSON *st = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "status") : NULL;
+    if (!m->s.meta)
+        snprintf(m->status, sizeof m->status, "unknown");
+    else if (!cJSON_IsString(st) || !st->valuestring)
+        snprintf(m->status, sizeof m->status, "unknown");
+    else if (strcmp(st->valuestring, "running") == 0)
+        snprintf(m->status, sizeof m->status, "killed");
+    else if (strcmp(st->valuestring, "exit 0") == 0)
+        snprintf(m->status, sizeof m->status, "ok");
+    else
+        snprintf(m->status, sizeof m->status, "%s", st->valuestring);
+    const cJSON *cfg = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "config") : NULL;
+    const cJSON *hz = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, "hz") : NULL;
+    m->hz = cJSON_IsNumber(hz) && hz->valuedouble >= 0 && hz->valuedouble < 1e6 ? (int)hz->valuedouble
+                                                                              : -1;
+    m->perturbed = m->hz > 0 || (m->hz < 0 && m->s.total_samples > 0);
+}
+
+/* The run's end for phases that never ended: the last sample or counter reading. */
+static void close_open(struct run_model *m)
+{
+    if (!m->s.phases)
+        return;
+    uint64_t end = m->s.total_samples ? m->s.last_sample_ns : 0;
+    if (m->rd->n && m->rd->t[m->rd->n - 1] > end)
+        end = m->rd->t[m->rd->n - 1];
+    if (end)
+        phases_close_open(m->s.phases, end);
+}
+
+static long long newest_input(const struct run_model *m)
+{
+    long long newest = 0;
+    char path[PATH_MAX];
+    for (size_t i = 0; i < m->s.nfiles; i++) {
+        long long t = file_mtime_ns(m->s.files[i].path);
+        newest = t > newest ? t : newest;
+    }
+    if (snprintf(path, sizeof path, "%s/phases.jsonl", m->dir) < (int)sizeof path) {
+        long long t = file_mtime_ns(path);
+        newest = t > newest ? t : newest;
+    }
+    return newest;
+}
+
+static int load_profile(struct run_model *m, int symbolize, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (m->s.total_samples == 0) {
+        snprintf(m->prof_note, sizeof m->prof_note, "no stack samples in this run%s",
+                 m->hz == 0 ? " (PERFSCOPE_HZ=0)" : "");
+        return 0;
+    }
+    if (snprintf(path, sizeof path, "%s/profile.json", m->dir) >= (int)sizeof path) {
+        reader_error(err, errlen, m->dir, "path too long");
+        return -1;
+    }
+    long long newest = newest_input(m);
+    if (symbolize) {
+        profile_ensure(m->dir, newest, m->prof_note, sizeof m->prof_note);
+    } else if (file_mtime_ns(path) == 0) {
+        snprintf(m->prof_note, sizeof m->prof_note, "no profile.json (run perfscope-report OUT)");
+    }
+    long long have = file_mtime_ns(path);
+    if (!have)
+        return 0;
+    if (have < newest && !m->prof_note[0])
+        snprintf(m->prof_note, sizeof m->prof_note, "profile.json is older than the samples");
+    return profile_load(path, &m->prof, err, errlen);
+}
+
+static void read_log(struct run_model *m)
+{
+    char path[PATH_MAX], err[REPORT_ERR_MAX];
+    struct textfile tf;
+    if (!m->s.has_log || snprintf(path, sizeof path, "%s/perfscope.log", m->dir) >= (int)sizeof path ||
+        textfile_open(&tf, path, LOG_LINE_CAP, err, sizeof err) != 0)
+        return;
+    char *line;
+    while ((line = textfile_next(&tf, NULL)) != NULL) {
+        if (!line[strspn(line, " \t\r")])
+            continue;
+        if (m->nlog == RUN_LOG_LINES || !(m->log[m->nlog] = strdup(line))) {
+            m->log_more++;
+            continue;
+        }
+        m->nlog++;
+    }
+    textfile_close(&tf);
+}
+
+static int compute_group(struct run_model *m, struct group_result *gr, int g)
+{
+    const struct phases *p = m->s.phases;
+    gr->g = g;
+    gr->name = p->groups[g];
+    group_basic(p, &m->gi, g, &gr->b);
+    gr->samples = m->s.groups[g].samples;
+    gr->cpu_known = m->s.total_samples > 0 && !m->s.cpu_s_unknown;
+    gr->cpu_s = m->s.groups[g].cpu_s;
+    gr->cores = gr->b.wall_s > 0 ? gr->cpu_s / gr->b.wall_s : 0;
+    gr->dom = calloc(m->en.nd ? m->en.nd : 1, sizeof *gr->dom);
+    if (!gr->dom)
+        return -1;
+    for (size_t d = 0; d < m->en.nd; d++)
+        if (m->en.d[d].state == DS_OK)
+            group_energy(&m->en, (int)d, p, &m->gi, g, &gr->dom[d]);
+    gr->have_total = m->en.total.n > 0;
+    if (gr->have_total)
+        group_energy(&m->en, -1, p, &m->gi, g, &gr->total);
+    for (size_t k = m->gi.start[g]; k < m->gi.start[g + 1]; k++) {
+        const struct phase *ph = &p->v[m->gi.occ[k]];
+        memory_window(&m->mem, m->rd, ph->start_ns, ph->end_ns, &gr->gpu_above_mib, &gr->have_gpu,
+                      &gr->host_kib, &gr->have_host);
+    }
+    gr->prof = profile_group(m->prof, gr->name);
+    gr->busiest_share = gr->prof && gr->prof->have_busiest && gr->b.wall_s > 0
+                            ? gr->prof->busiest_cpu_s / gr->b.wall_s
+                            : -1;
+    return 0;
+}
+
+static int compute_groups(struct run_model *m)
+{
+    size_t ng = m->s.phases ? m->s.phases->ngroups : 0;
+    m->ngr = ng < GROUPS_SHOWN ? ng : GROUPS_SHOWN;
+    m->groups_hidden = ng - m->ngr;
+    m->gr = calloc(m->ngr ? m->ngr : 1, sizeof *m->gr);
+    if (!m->gr)
+        return -1;
+    for (size_t g = 0; g < m->ngr; g++)
+        if (compute_group(m, &m->gr[g], (int)g) != 0)
+            return -1;
+    m->none_samples = m->s.groups[ng].samples;
+    m->none_cpu_s = m->s.groups[ng].cpu_s;
+    return 0;
+}
+
+static void llama_bench(struct run_model *m)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/target.stdout", m->dir) < (int)sizeof path)
+        m->have_lb = llamabench_parse(path, &m->lb);
+}
+
+int run_model_load(const char *dir, int symbolize, struct run_model *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    m->dir = dir;
+    m->s.dir = dir;
+    m->gi.idle = -1;
+    if (check_dir(dir, err, errlen) != 0 || load_meta(&m->s, err, errlen) != 0 ||
+        load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
+        load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
+        return -1;
+    if (!m->s.meta && !m->s.phases && m->s.nfiles == 0 && !m->rd->counters_present &&
+        !m->s.has_log) {
+        reader_error(err, errlen, dir, "no perfscope output here (no meta.json, phases.jsonl, "
+                                       "cpuprof.*.bin, counters.jsonl or perfscope.log)");
+        return -1;
+    }
+    set_status(m);
+    close_open(m);
+    m->samples = m->s.total_samples;
+    for (size_t i = 0; i < m->s.nfiles; i++)
+        m->dropped += m->s.files[i].hdr.dropped;
+    if (energy_build(m->rd, &m->en, err, errlen) != 0)
+        return -1;
+    if (memory_build(m->rd, &m->mem) != 0 || group_index_build(m->s.phases, &m->gi) != 0) {
+        reader_error(err, errlen, dir, "out of memory");
+        return -1;
+    }
+    if (load_profile(m, symbolize, err, errlen) != 0)
+        return -1;
+    if (compute_groups(m) != 0) {
+        reader_error(err, errlen, dir, "out of memory");
+        return -1;
+    }
+    llama_bench(m);
+    read_log(m);
+    return 0;
+}
+
+void run_model_free(struct run_model *m)
+{
+    for (size_t g = 0; g < m->ngr; g++)
+        free(m->gr[g].dom);
+    free(m->gr);
+    for (size_t i = 0; i < m->nlog; i++)
+        free(m->log[i]);
+    profile_free(m->prof);
+    group_index_free(&m->gi);
+    memory_free(&m->mem);
+    energy_free(&m->en);
+    readings_free(m->rd);
+    cJSON_Delete(m->s.meta);
+    phases_free(m->s.phases);
+    free_samples(&m->s);
+    cJSON_Delete(m->s.counters.first);
+    memset(m, 0, sizeof *m);
+}
+
+static int write_outputs(const struct run_model *m, const char *markdown, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    cJSON *j = run_json(m);
+    if (!j) {
+        reader_error(err, errlen, m->dir, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    if (snprintf(path, sizeof path, "%s/run.json", m->dir) >= (int)sizeof path)
+        reader_error(err, errlen, m->dir, "path too long");
+    else if (write_json_atomic(path, j, err, errlen) == 0)
+        rc = 0;
+    cJSON_Delete(j);
+    if (rc != 0 || !markdown)
+        return rc;
+    if (snprintf(path, sizeof path, "%s/report.md", m->dir) >= (int)sizeof path) {
+        reader_error(err, errlen, m->dir, "path too long");
+        return -1;
+    }
+    return write_file_atomic(path, markdown, strlen(markdown), err, errlen);
+}
+
+int run_summarize(const char *dir, char *err, size_t errlen)
+{
+    struct run_model m;
+    int rc = run_model_load(dir, 0, &m, err, errlen);
+    if (rc == 0)
+        rc = write_outputs(&m, NULL, err, errlen);
+    run_model_free(&m);
+    return rc;
+}
+
+int cmd_run(const char *dir)
+{
+    char err[REPORT_ERR_MAX] = "";
+    struct run_model m;
+    int rc = run_model_load(dir, 1, &m, err, sizeof err);
+    char *md = NULL;
+    if (rc == 0) {
+        md = run_markdown(&m);
+        if (!md) {
+            reader_error(err, sizeof err, dir, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        rc = write_outputs(&m, md, err, sizeof err);
+    if (rc == 0)
+        fputs(md, stdout);
+    free(md);
+    run_model_free(&m);
+    if (rc != 0) {
+        report_fail("%s", err);
+        return REPORT_BAD_INPUT;
+    }
+    return 0;
+}

@@ -1,0 +1,15 @@
+/* run.h: a run folder into its summary, for the report's subcommands and for other tools.
+ *   run_summarize: writes DIR/run.json (DESIGN 5 keys; temporary name, then rename) from what
+ *   the run folder holds, without symbolizing and without printing. 0, or -1 with one line in
+ *   err naming the file and what is wrong.
+ *   cmd_run: `perfscope-report OUT`: symbolizes when needed, prints the report, writes
+ *   OUT/run.json and OUT/report.md; returns the exit status (0, or 2 after one line on stderr). */
+#ifndef PERFSCOPE_REPORT_RUN_H
+#define PERFSCOPE_REPORT_RUN_H
+
+#include <stddef.h>
+
+int run_summarize(const char *dir, char *err, size_t errlen);
+int cmd_run(const char *dir);
+
+#endif

@@ -1,0 +1,73 @@
+/* runmodel.h: one run folder, read whole and worked out, before anything is printed or written:
+ * the run's facts (meta, phases, samples, counter readings, log), the energy domains, the memory
+ * peaks, and one result per phase group. run.c builds it; render.c and runjson.c only read it. */
+#ifndef PERFSCOPE_REPORT_RUNMODEL_H
+#define PERFSCOPE_REPORT_RUNMODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "energy.h"
+#include "groups.h"
+#include "llamabench.h"
+#include "marginal.h"
+#include "memory.h"
+#include "hot.h"
+#include "readings.h"
+#include "summary.h"
+
+#define RUN_LOG_LINES 40
+#define SERIAL_SHARE 0.8  /* one thread busy for this share of a group's wall: serial */
+
+struct group_result {
+    int g;                     /* group index in the phases */
+    const char *name;
+    struct group_basic b;
+    uint64_t samples;
+    double cpu_s, cores;       /* cpu_known only */
+    int cpu_known;
+    struct genergy *dom;       /* [energy.nd] */
+    struct genergy total;      /* over the added domains; valid when have_total */
+    int have_total;
+    double gpu_above_mib, host_kib;
+    int have_gpu, have_host;
+    const struct prof_group *prof;
+    double busiest_share;      /* busiest thread's CPU over the wall, < 0 unknown */
+};
+
+struct run_model {
+    const char *dir;
+    struct run_summary s;      /* meta, phases, sample files, log (summary.h loaders) */
+    struct readings *rd;
+    struct energy en;
+    struct memory mem;
+    struct group_index gi;
+    struct group_result *gr;
+    size_t ngr, groups_hidden;
+    uint64_t none_samples;     /* samples outside every phase */
+    double none_cpu_s;
+    struct profile *prof;
+    char prof_note[600];       /* why there are no hot functions, or a caveat */
+    struct llamabench lb;
+    int have_lb;
+    char status[96];
+    int perturbed;
+    int hz;                    /* asked sampling rate, -1 unknown */
+    uint64_t samples, dropped;
+    char *log[RUN_LOG_LINES];
+    size_t nlog, log_more;
+};
+
+/* Reads and works out dir. symbolize: run perfscope-symbolize when profile.json is missing or
+ * stale. 0, or -1 with one line ("<file>: <what>") in err. */
+int run_model_load(const char *dir, int symbolize, struct run_model *m, char *err, size_t errlen);
+void run_model_free(struct run_model *m);
+
+/* run.json of the model (runjson.c); NULL when out of memory. */
+struct cJSON;
+struct cJSON *run_json(const struct run_model *m);
+
+/* The report as markdown (render.c), in a new buffer; NULL when out of memory. */
+char *run_markdown(const struct run_model *m);
+
+#endif
