@@ -271,6 +271,24 @@ static int first_of_counts(const struct diff_result *d, int m)
     return 1;
 }
 
+static int add_num(cJSON *obj, const char *key, double v)
+{
+    cJSON *x = json_number(v);
+    if (x && cJSON_AddItemToObject(obj, key, x))
+        return 1;
+    cJSON_Delete(x);
+    return 0;
+}
+
+static int push_num(cJSON *arr, double v)
+{
+    cJSON *x = json_number(v);
+    if (x && cJSON_AddItemToArray(arr, x))
+        return 1;
+    cJSON_Delete(x);
+    return 0;
+}
+
 static cJSON *stats_json(const struct diff_result *d, const struct metric_stats *st)
 {
     cJSON *out = cJSON_CreateObject();
@@ -285,18 +303,18 @@ static cJSON *stats_json(const struct diff_result *d, const struct metric_stats 
         if (bad)
             break;
         if (st[m].have_p) {
-            bad |= !cJSON_AddNumberToObject(o, "p_value", st[m].perm.p);
+            bad |= !add_num(o, "p_value", st[m].perm.p);
             bad |= !cJSON_AddStringToObject(o, "p_method", st[m].perm.exact ? "exact" : "monte-carlo");
-            bad |= !cJSON_AddNumberToObject(o, "splits", (double)st[m].perm.splits);
+            bad |= !add_num(o, "splits", (double)st[m].perm.splits);
         } else {
             bad |= !cJSON_AddNullToObject(o, "p_value");
         }
-        bad |= !cJSON_AddNumberToObject(o, "min_p", st[m].min_p);
+        bad |= !add_num(o, "min_p", st[m].min_p);
         if (st[m].have_ci) {
             cJSON *ci = cJSON_AddArrayToObject(o, "ratio_ci95");
-            bad |= !ci || !cJSON_AddItemToArray(ci, cJSON_CreateNumber(py_round(st[m].boot.lo, 4))) ||
-                   !cJSON_AddItemToArray(ci, cJSON_CreateNumber(py_round(st[m].boot.hi, 4)));
-            bad |= !cJSON_AddNumberToObject(o, "bootstrap_resamples", st[m].boot.resamples);
+            bad |= !ci || !push_num(ci, py_round(st[m].boot.lo, 4)) ||
+                   !push_num(ci, py_round(st[m].boot.hi, 4));
+            bad |= !add_num(o, "bootstrap_resamples", st[m].boot.resamples);
         } else {
             bad |= !cJSON_AddNullToObject(o, "ratio_ci95");
         }
@@ -311,7 +329,7 @@ static cJSON *stats_json(const struct diff_result *d, const struct metric_stats 
         if (few_runs_warning(d, st, r->na, r->nb, line, sizeof line))
             bad |= !cJSON_AddItemToArray(warnings, cJSON_CreateString(line));
     }
-    bad |= !cJSON_AddNumberToObject(out, "seed", (double)STATS_SEED);
+    bad |= !add_num(out, "seed", (double)STATS_SEED);
     if (bad) {
         cJSON_Delete(out);
         return NULL;

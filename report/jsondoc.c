@@ -4,6 +4,7 @@
 #include "textfile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +131,21 @@ int json_truthy(const cJSON *item)
     if (cJSON_IsArray(item) || cJSON_IsObject(item))
         return item->child != NULL;
     return 1;
+}
+
+cJSON *json_number(double v)
+{
+    char buf[40];
+    if (!isfinite(v))
+        return cJSON_CreateNull();
+    if (v == trunc(v) && fabs(v) < 9007199254740992.0) { /* 2^53: every whole number exact */
+        snprintf(buf, sizeof buf, "%.0f", v);
+    } else {
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+    }
+    return cJSON_CreateRaw(buf);
 }

@@ -27,4 +27,9 @@ int json_first_of_name(const cJSON *item);
  * NULL (absent) is false too. */
 int json_truthy(const cJSON *item);
 
+/* A number item that prints the shortest text that reads back as exactly v (cJSON's own
+ * printing may drop the last digit); whole numbers print without a point; NaN and infinities,
+ * which JSON lacks, print null. NULL when out of memory. */
+cJSON *json_number(double v);
+
 #endif

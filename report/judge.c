@@ -229,7 +229,7 @@ static cJSON *number_array(const double *v, size_t n)
 {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < n; i++) {
-        cJSON *x = cJSON_CreateNumber(v[i]);
+        cJSON *x = json_number(v[i]);
         if (!x || !cJSON_AddItemToArray(arr, x)) {
             cJSON_Delete(x);
             cJSON_Delete(arr);
@@ -264,9 +264,9 @@ cJSON *diff_to_json(const struct diff_result *d)
         bad |= add(metrics, judge_metrics[m].name, o);
         if (bad)
             break;
-        bad |= add(o, "a", cJSON_CreateNumber(r->a));
-        bad |= add(o, "b", cJSON_CreateNumber(r->b));
-        bad |= add(o, "ratio", r->has_ratio ? cJSON_CreateNumber(r->ratio) : cJSON_CreateNull());
+        bad |= add(o, "a", json_number(r->a));
+        bad |= add(o, "b", json_number(r->b));
+        bad |= add(o, "ratio", r->has_ratio ? json_number(r->ratio) : cJSON_CreateNull());
         bad |= add(o, "verdict", cJSON_CreateString(judge_verdict_word(r->verdict)));
         bad |= add(o, "a_runs", number_array(r->a_runs, r->na));
         bad |= add(o, "b_runs", number_array(r->b_runs, r->nb));
@@ -276,9 +276,9 @@ cJSON *diff_to_json(const struct diff_result *d)
             bad |= !cJSON_AddItemToArray(better, cJSON_CreateString(judge_metrics[m].name));
     }
     if (!bad)
-        bad |= add(out, "dropped_runs", cJSON_CreateNumber((double)d->dropped_runs));
+        bad |= add(out, "dropped_runs", json_number((double)d->dropped_runs));
     if (!bad && d->dirty_runs)
-        bad |= add(out, "dirty_runs", cJSON_CreateNumber((double)d->dirty_runs));
+        bad |= add(out, "dirty_runs", json_number((double)d->dirty_runs));
     if (!bad) {
         bad |= add(out, "worse", worse);
         worse = NULL;

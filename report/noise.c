@@ -67,7 +67,7 @@ static int case_floors(const cJSON *metrics, cJSON *floors, const char *label, c
         double mean = sum / (double)n;
         if (mean == 0)
             continue;
-        cJSON *f = cJSON_CreateNumber(py_round((hi - lo) / fabs(mean), 5));
+        cJSON *f = json_number(py_round((hi - lo) / fabs(mean), 5));
         if (!f || !cJSON_AddItemToObject(floors, m->string, f)) {
             cJSON_Delete(f);
             snprintf(err, errlen, "out of memory");
