@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# bench/run.sh: `make bench`. Builds the fixed-work target into build/bench/, finds (or, as
+# root, installs) gperftools' libprofiler, then hands over to bench/analyze.py, which runs the
+# alternating with/without pairs and writes bench/RESULTS.md. It reports; it never fails on
+# figures: exit 0 unless the bench itself could not run.
+# Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
+# this many seconds, default 420), BENCH_ITERS (target iterations per thread).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+mkdir -p "$BUILD/bench"
+gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror \
+  -o "$BUILD/bench/target" bench/target.c || { echo "bench: cannot build the target"; exit 1; }
+
+LIBPROFILER=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
+if [ ! -e "$LIBPROFILER" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "bench: installing google-perftools (peer profiler)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q google-perftools >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q google-perftools >/dev/null 2>&1; }
+  fi
+  [ -e "$LIBPROFILER" ] || { echo "bench: gperftools not installed (apt-get install google-perftools); skipping that peer"; LIBPROFILER=; }
+fi
+
+exec python3 bench/analyze.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
+  --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
+  --n "${BENCH_N:-5}" --budget "${BENCH_BUDGET_S:-420}" ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
