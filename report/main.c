@@ -1,8 +1,10 @@
 /* main.c: perfscope-report's entry point; one function per subcommand, nothing else here.
- * It must never exit other than 0 (done), 2 (bad input or usage, one line on stderr). */
+ * It must never exit other than 0 (done), 2 (bad input or usage, one line on stderr), or 130
+ * (matrix interrupted by SIGINT/SIGTERM, its finished cases kept). */
 #include "report.h"
 #include "diff.h"
 #include "noise.h"
+#include "matrix.h"
 #include "run.h"
 
 #include <stdarg.h>
@@ -29,7 +31,7 @@ void put_clean(FILE *f, const char *s)
 
 static int usage(void)
 {
-    report_fail("usage: perfscope-report OUT | diff ... | noise ... | "
+    report_fail("usage: perfscope-report OUT | diff ... | noise ... | matrix CASES.json ... | "
                 "dump samples|maps|phases|run FILE");
     return REPORT_BAD_INPUT;
 }
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
         return cmd_diff(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "noise") == 0)
         return cmd_noise(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "matrix") == 0)
+        return cmd_matrix(argc - 2, argv + 2);
     if (argc != 2 || argv[1][0] == '-')
         return usage();
     return cmd_run(argv[1]);
