@@ -4,26 +4,36 @@
 #include "textfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 cJSON *jsondoc_load(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rbe");
-    if (!f) {
+    /* O_NONBLOCK: a FIFO in the file's place must not hang the open. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
         reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
         return NULL;
     }
     struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        reader_error(err, errlen, path, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
     cJSON *doc = NULL;
     char *buf = NULL;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        reader_error(err, errlen, path, "not a regular file");
-        goto out;
-    }
     if ((unsigned long long)st.st_size > JSONDOC_MAX_BYTES) {
         reader_error(err, errlen, path, "too large (%lld bytes, at most %u)",
                      (long long)st.st_size, JSONDOC_MAX_BYTES);
