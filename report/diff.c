@@ -11,6 +11,7 @@
 #include "noise.h"
 #include "pyfmt.h"
 #include "report.h"
+#include "run.h"
 #include "stats.h"
 
 #include <dirent.h>
@@ -19,10 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* Provided by run.c (perfscope-report OUT's run.json writer). Weak, so that this file links
- * while that one is missing: a raw run folder then counts as a failed run, with the reason. */
-int run_summarize(const char *dir, char *err, size_t errlen) __attribute__((weak));
 
 struct run_entry {
     char *path;              /* the run.json read, or the raw folder that was not summarized */
@@ -139,12 +136,7 @@ static int load_run_dir(struct side *s, const char *dir, char *err, size_t errle
         return -1;
     if (!exists(path)) {
         char why[REPORT_ERR_MAX] = "";
-        int rc = -1;
-        if (!run_summarize)
-            snprintf(why, sizeof why, "this build has no run summarizer");
-        else
-            rc = run_summarize(dir, why, sizeof why);
-        if (rc != 0 || !exists(path)) {
+        if (run_summarize(dir, why, sizeof why) != 0 || !exists(path)) {
             if (!why[0])
                 snprintf(why, sizeof why, "no run.json was written");
             cJSON *failed = cJSON_CreateObject();

@@ -269,6 +269,17 @@ def hand_cases():
     check(rc == 0 and out and out["dropped_runs"] == 1, f"raw folder: dropped 1 (rc {rc}, {err!r})")
     check(len(err.splitlines()) == 1 and "raw" in err and "not summarized" in err,
           f"raw folder: one stderr line saying so ({err!r})")
+    # A raw run folder that can be summarized is summarized (run.json written) and counts.
+    os.makedirs("raw_ok")
+    with open("raw_ok/meta.json", "w") as f:
+        json.dump({"schema": "perfscope-meta/1", "status": "ok", "t0_ns": 1000}, f)
+    with open("raw_ok/phases.jsonl", "w") as f:
+        f.write('{"t_ns": 1000000000, "name": "decode", "event": "begin"}\n'
+                '{"t_ns": 3000000000, "name": "decode", "event": "end", "tokens": 100}\n')
+    rc, out, err = ours(["raw_ok"], [b])
+    check(rc == 0 and out and out["dropped_runs"] == 0 and out["metrics"]["decode_tps"]["a_runs"] == [50],
+          f"raw folder summarized on the fly: decode 100 tokens in 2 s counted ({rc}, {out}, {err!r})")
+    check(os.path.isfile("raw_ok/run.json"), "raw folder: run.json written")
     # Arguments: a run.json file, single run folders, folders of runs, in version order.
     side = write_side([R(decode_tps=v) for v in range(1, 12)])
     rc, out, err = ours([side], [f"{side}/r03/run.json", f"{side}/r01"])
@@ -390,6 +401,9 @@ def hostile():
             f.write(content)
         expect_refused(["diff", d, "--", good], f"{d}/run.json", f"run.json {label}")
         expect_refused(["diff", good, "--", f"{d}/run.json"], f"{d}/run.json", f"run.json file {label}")
+    os.makedirs("fifo")
+    os.mkfifo("fifo/run.json")
+    expect_refused(["diff", "fifo", "--", good], "fifo/run.json", "run.json a FIFO (no hang)")
     os.makedirs("nothing/sub")
     expect_refused(["diff", "nothing", "--", good], "nothing", "folder without runs")
     expect_refused(["diff", "no_such_dir", "--", good], "no_such_dir", "missing folder")
