@@ -253,7 +253,7 @@ static int few_runs_warning(const struct diff_result *d, const struct metric_sta
     return any;
 }
 
-/* Each distinct (na, nb) of the judged metrics once, in metric order; calls back with it. */
+/* Whether metric m is the first judged metric with its (na, nb): each pair is warned about once. */
 static int first_of_counts(const struct diff_result *d, int m)
 {
     for (int j = 0; j < m; j++)

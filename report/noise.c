@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOISE_MAX_MEMBERS 4096 /* metrics of a case: duplicate keys are looked for pairwise */
+/* Duplicate keys and labels are looked for pairwise: these caps keep that from growing with a
+ * hostile file (real matrices hold tens of cases and eight metrics). */
+#define NOISE_MAX_MEMBERS 4096 /* metrics of a case, cases of a noise file */
+#define NOISE_MAX_CASES 10000  /* cases of a matrix */
 
 static int count_members(const cJSON *obj)
 {
@@ -82,6 +85,10 @@ cJSON *noise_from_null(const cJSON *matrix, char *err, size_t errlen)
     const cJSON *cases = json_get(matrix, "cases");
     if (!cJSON_IsObject(matrix) || !cJSON_IsArray(cases)) {
         snprintf(err, errlen, "not a matrix (want an object with a \"cases\" list)");
+        return NULL;
+    }
+    if (cJSON_GetArraySize(cases) > NOISE_MAX_CASES) {
+        snprintf(err, errlen, "more than %d cases", NOISE_MAX_CASES);
         return NULL;
     }
     cJSON *out = cJSON_CreateObject();
@@ -185,6 +192,10 @@ int noise_select(const cJSON *noise_doc, const char *label, double noise[JUDGE_N
         }
         return noise_for_case(noise_doc, label, noise, err, errlen);
     }
+    if (count_members(noise_doc) > NOISE_MAX_MEMBERS) {
+        snprintf(err, errlen, "more than %d entries", NOISE_MAX_MEMBERS);
+        return -1;
+    }
     /* One case's floors given directly: every member a number or null. */
     int flat = 1, cases = 0;
     const cJSON *only = NULL;
@@ -195,14 +206,11 @@ int noise_select(const cJSON *noise_doc, const char *label, double noise[JUDGE_N
             cases++;
             only = c;
         }
-        if (cases > NOISE_MAX_MEMBERS)
-            break;
     }
     if (flat)
         return floors_to_array(noise_doc, "floors", noise, err, errlen);
     if (cases > 1) {
-        snprintf(err, errlen, "holds the floors of %d%s cases: choose one with --case LABEL",
-                 cases, cases > NOISE_MAX_MEMBERS ? "+" : "");
+        snprintf(err, errlen, "holds the floors of %d cases: choose one with --case LABEL", cases);
         return -1;
     }
     return noise_for_case(noise_doc, only->string, noise, err, errlen);
