@@ -2,6 +2,8 @@
  * kept open for the whole run; the callers cache results per address. It must never return the
  * nearest symbol for an address outside that symbol's extent, and never open a non-regular file. */
 #include "dwsym.h"
+#include "dwcu.h"
+#include "hmap.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,6 +21,15 @@ struct dw_seg {
     uint64_t off, vaddr, filesz;
 };
 
+/* A function symbol with an extent, in dwfl addresses. */
+struct dw_sym {
+    uint64_t start, size;
+    const char *name;
+    int rank;              /* 0 global, 1 weak, 2 local: which alias names shared code */
+};
+
+#define SYM_SCAN 256       /* symbols examined below an address, at most */
+
 struct dw_file {
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -27,6 +38,16 @@ struct dw_file {
     size_t nsegs;
     int dwarf_state;       /* 0 untried, 1 present, -1 absent */
     char build_id[129];
+    /* The symbol table sorted once: libdwfl's own address lookup scans every symbol on each
+     * call (measured: 60% of the time on libc with its debug symbols). */
+    struct dw_sym *syms;
+    size_t nsyms;
+    int syms_loaded;
+    uint64_t max_size;
+    /* DWARF: one function index per compilation unit, built on its first address. */
+    struct hmap cu_idx;    /* CU DIE offset -> index + 1 into cus (0: being built / failed) */
+    struct dwcu **cus;
+    size_t ncus, capcus;
 };
 
 static char *debuginfo_path; /* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
@@ -93,6 +114,7 @@ int dw_open(const char *path, struct dw_file **out, char *why, size_t whylen)
         set_why(why, whylen, "out of memory");
         return -1;
     }
+    hmap_init(&f->cu_idx, 1);
     f->dwfl = dwfl_begin(&callbacks);
     if (!f->dwfl) {
         close(fd);
@@ -134,6 +156,11 @@ void dw_close(struct dw_file *f)
     if (f->dwfl)
         dwfl_end(f->dwfl);
     free(f->segs);
+    free(f->syms);
+    for (size_t i = 0; i < f->ncus; i++)
+        dwcu_free(f->cus[i]);
+    free(f->cus);
+    hmap_free(&f->cu_idx);
     free(f);
 }
 
@@ -163,85 +190,103 @@ int dw_off_to_vaddr(const struct dw_file *f, uint64_t off, uint64_t *vaddr)
     return -1;
 }
 
-/* The function name a DIE carries, following abstract_origin and specification. */
-static const char *die_name(Dwarf_Die *die)
-{
-    Dwarf_Attribute a;
-    const char *s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-    if (!s)
-        s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-    if (!s)
-        s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-    return s;
-}
-
-static int is_function(Dwarf_Die *die)
-{
-    int tag = dwarf_tag(die);
-    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-           tag == DW_TAG_entry_point;
-}
-
-/* The inline chain at pc (a DWARF address) of the CU: frames innermost first, with the line
- * table's location for the innermost and each inlined call site for the one around it. */
-static int inline_chain(Dwarf_Die *cu, Dwarf_Addr pc, const char *file, int line,
-                        struct dw_frame *out, int max)
-{
-    Dwarf_Die *scopes = NULL;
-    int ns = dwarf_getscopes(cu, pc, &scopes);
-    if (ns <= 0) {
-        free(scopes);
-        return 0;
-    }
-    /* dwarf_getscopes continues into abstract definitions; the concrete nesting of the
-     * innermost scope comes from dwarf_getscopes_die. */
-    Dwarf_Die inner = scopes[0];
-    free(scopes);
-    Dwarf_Die *chain = NULL;
-    int nc = dwarf_getscopes_die(&inner, &chain);
-    if (nc <= 0) {
-        free(chain);
-        return 0;
-    }
-    Dwarf_Files *files = NULL;
-    size_t nfiles = 0;
-    if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-        files = NULL;
-    int n = 0;
-    for (int i = 0; i < nc && n < max; i++) {
-        Dwarf_Die *d = &chain[i];
-        if (!is_function(d))
-            continue;
-        const char *name = die_name(d);
-        int decl_line = 0;
-        if (dwarf_decl_line(d, &decl_line) != 0)
-            decl_line = 0;
-        out[n++] = (struct dw_frame){
-            .name = name ? name : "??",
-            .file = file,
-            .line = line,
-            .decl_file = dwarf_decl_file(d),
-            .decl_line = decl_line,
-        };
-        if (dwarf_tag(d) != DW_TAG_inlined_subroutine)
-            break;
-        Dwarf_Attribute a;
-        Dwarf_Word v;
-        file = NULL;
-        line = 0;
-        if (files && dwarf_formudata(dwarf_attr(d, DW_AT_call_file, &a), &v) == 0 && v < nfiles)
-            file = dwarf_filesrc(files, v, NULL, NULL);
-        if (dwarf_formudata(dwarf_attr(d, DW_AT_call_line, &a), &v) == 0 && v <= 0x7fffffff)
-            line = (int)v;
-    }
-    free(chain);
-    return n;
-}
-
 static int is_code_symbol(const GElf_Sym *s)
 {
     int t = GELF_ST_TYPE(s->st_info);
     return t == STT_FUNC || t == STT_GNU_IFUNC || t == STT_NOTYPE;
+}
+
+static int by_start_rank(const void *a, const void *b)
+{
+    const struct dw_sym *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return strcmp(x->name, y->name);
+}
+
+/* The module's function symbols with a size (the symbol table libdwfl chose: .symtab of the
+ * file or of its debug file, else .dynsym), sorted by address. */
+static void load_symbols(struct dw_file *f)
+{
+    f->syms_loaded = 1;
+    int n = dwfl_module_getsymtab(f->mod);
+    if (n <= 1)
+        return;
+    f->syms = malloc((size_t)n * sizeof *f->syms);
+    if (!f->syms)
+        return;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
+        if (!name || !*name || !is_code_symbol(&sym) || sym.st_size == 0 || shndx == SHN_UNDEF)
+            continue;
+        int bind = GELF_ST_BIND(sym.st_info);
+        f->syms[f->nsyms++] = (struct dw_sym){
+            addr, sym.st_size, name, bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2};
+        if (sym.st_size > f->max_size)
+            f->max_size = sym.st_size;
+    }
+    if (f->nsyms)
+        qsort(f->syms, f->nsyms, sizeof *f->syms, by_start_rank);
+}
+
+/* The symbol whose extent holds a (the closest start; a global name before a weak or local
+ * alias), or NULL: never the nearest symbol below a when a is past its end. */
+static const char *symbol_at(struct dw_file *f, uint64_t a)
+{
+    if (!f->syms_loaded)
+        load_symbols(f);
+    size_t lo = 0, hi = f->nsyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->syms[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct dw_sym *best = NULL;
+    for (size_t i = lo, k = 0; i-- > 0 && k < SYM_SCAN; k++) {
+        const struct dw_sym *s = &f->syms[i];
+        if (a - s->start >= f->max_size)
+            break; /* no symbol starting this far below can reach a */
+        if (best && s->start != best->start)
+            break;
+        if (a - s->start < s->size)
+            best = s; /* same start, scanned backwards: ends on the best rank */
+    }
+    return best ? best->name : NULL;
+}
+
+/* The function index of a compilation unit, built on first use; NULL if it cannot be. */
+static const struct dwcu *cu_index(struct dw_file *f, Dwarf_Die *cudie)
+{
+    uint64_t key[1] = {dwarf_dieoffset(cudie)};
+    int is_new;
+    uint64_t *slot = hmap_get(&f->cu_idx, key, &is_new);
+    if (!slot)
+        return NULL;
+    if (!is_new)
+        return *slot ? f->cus[*slot - 1] : NULL;
+    if (f->ncus == f->capcus) {
+        size_t cap = f->capcus ? f->capcus * 2 : 16;
+        struct dwcu **v = realloc(f->cus, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        f->cus = v;
+        f->capcus = cap;
+    }
+    struct dwcu *cu = dwcu_build(cudie);
+    if (!cu)
+        return NULL; /* stays 0: not retried */
+    f->cus[f->ncus++] = cu;
+    slot = hmap_find(&f->cu_idx, key);
+    if (slot)
+        *slot = f->ncus;
+    return cu;
 }
 
 int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
@@ -249,12 +294,9 @@ int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
     if (max <= 0)
         return 0;
     Dwarf_Addr a = vaddr + f->bias;
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *sname = dwfl_module_addrinfo(f->mod, a, &off, &sym, NULL, NULL, NULL);
-    /* Only an address inside a symbol's extent gets its name: libdwfl may answer with the
-     * nearest symbol below, or a sizeless one. */
-    int in_sym = sname && *sname && is_code_symbol(&sym) && sym.st_size > 0 && off < sym.st_size;
+    /* Only an address inside a symbol's extent gets its name. */
+    const char *sname = symbol_at(f, a);
+    int in_sym = sname != NULL;
 
     const char *file = NULL;
     int line = 0;
@@ -268,8 +310,9 @@ int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
     if (f->dwarf_state > 0) {
         Dwarf_Addr cubias;
         Dwarf_Die *cu = dwfl_module_addrdie(f->mod, a, &cubias);
-        if (cu)
-            n = inline_chain(cu, a - cubias, file, line, out, max);
+        const struct dwcu *idx = cu ? cu_index(f, cu) : NULL;
+        if (idx)
+            n = dwcu_chain(idx, a - cubias, file, line, out, max);
     }
     if (n > 0) {
         /* The out-of-line frame is named as the symbol table names the code there (a

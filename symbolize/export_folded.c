@@ -24,12 +24,19 @@ static int by_group_node(const void *a, const void *b)
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
-static void put_name(FILE *f, const char *s)
+/* A function's name as a frame: ';' cannot split it, a control byte cannot end the line.
+ * Made once per function. */
+static char *frame_name(const char *s)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        fputc(c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : c, f);
-    }
+    char *d = strdup(s);
+    if (!d)
+        return NULL;
+    for (char *c = d; *c; c++)
+        if (*c == ';')
+            *c = ':';
+        else if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return d;
 }
 
 int export_folded(const struct profile *p, char *err, size_t errlen)
@@ -39,9 +46,16 @@ int export_folded(const struct profile *p, char *err, size_t errlen)
     hmap_init(&by, 2);
     struct fold *v = NULL;
     uint32_t *path = malloc(MAX_DEPTH * sizeof *path);
+    char **names = calloc(st->nfuncs ? st->nfuncs : 1, sizeof *names);
+    size_t *lens = malloc((st->nfuncs ? st->nfuncs : 1) * sizeof *lens);
     int rc = -1;
-    if (!path)
+    if (!path || !names || !lens)
         goto oom;
+    for (size_t f = 0; f < st->nfuncs; f++) {
+        if (!(names[f] = frame_name(symtab_str(st, st->funcs[f].name))))
+            goto oom;
+        lens[f] = strlen(names[f]);
+    }
     for (size_t i = 0; i < p->counts.cap; i++) {
         if (!p->counts.used[i])
             continue;
@@ -67,15 +81,16 @@ int export_folded(const struct profile *p, char *err, size_t errlen)
     if (outfile_open(&of, p->dir, "stacks.folded", err, errlen) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        put_name(of.f, p->groups[v[i].group].name);
+        fputs_unlocked(p->groups[v[i].group].name, of.f); /* [A-Za-z0-9_.-] or "(none)" */
         size_t depth = 0;
         for (uint32_t nd = v[i].node; nd != 0 && depth < MAX_DEPTH; nd = p->nodes[nd].parent)
             path[depth++] = p->nodes[nd].loc;
         while (depth-- > 0) {
             const struct sym_loc *l = &st->locs[path[depth]];
             for (uint32_t j = l->nlines; j-- > 0;) {
-                fputc(';', of.f);
-                put_name(of.f, symtab_str(st, st->funcs[st->lines[l->first + j].func].name));
+                uint32_t fn = st->lines[l->first + j].func;
+                fputc_unlocked(';', of.f);
+                fwrite_unlocked(names[fn], 1, lens[fn], of.f);
             }
         }
         fprintf(of.f, " %llu\n", (unsigned long long)v[i].count);
@@ -85,6 +100,10 @@ int export_folded(const struct profile *p, char *err, size_t errlen)
 oom:
     snprintf(err, errlen, "%s/stacks.folded: out of memory", p->dir);
 out:
+    for (size_t f = 0; names && f < st->nfuncs; f++)
+        free(names[f]);
+    free(names);
+    free(lens);
     free(path);
     free(v);
     hmap_free(&by);

@@ -303,7 +303,7 @@ int export_pprof(const struct profile *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s/profile.pb.gz: out of memory", p->dir);
         return -1;
     }
-    if (deflateInit2(&w.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (deflateInit2(&w.z, 1 /* fastest: speed over size */, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         snprintf(err, errlen, "%s/profile.pb.gz: zlib: cannot start gzip", p->dir);
         goto out_nozlib;
     }

@@ -40,11 +40,15 @@ struct rows {
 };
 
 struct agg {
-    struct hmap self_t, incl_t; /* (group, func, thread) -> samples */
+    struct rows self, incl;     /* (group, func) rows, filled per (group, thread) */
     struct hmap hot;            /* (group, func, file << 32 | line) -> samples */
     struct hmap mods;           /* (group, module) -> samples */
-    struct hmap gthr;           /* (group, thread) -> samples */
-    struct hmap mod_total;      /* module -> samples with the leaf there */
+    struct gthr {
+        uint32_t group, thread;
+        uint64_t samples;
+    } *gthr;                    /* per (group, thread), sorted by group */
+    size_t ngthr;
+    uint64_t *mod_total;        /* per module: samples with the leaf there */
     uint64_t *g_samples;
     double *g_cpu;
     int oom;
@@ -71,107 +75,162 @@ static void add(struct agg *a, struct hmap *m, uint64_t k0, uint64_t k1, uint64_
         *v += c;
 }
 
+/* c samples of thread t in (group g, func f): the row's totals, threads and busiest thread. */
+static void row_add(const struct profile *p, struct agg *a, struct rows *r, uint32_t g, uint32_t f,
+                    uint32_t t, uint64_t c)
+{
+    uint64_t key[2] = {g, f};
+    int is_new;
+    uint64_t *slot = hmap_get(&r->idx, key, &is_new);
+    if (!slot) {
+        a->oom = 1;
+        return;
+    }
+    if (is_new) {
+        if (r->n == r->cap) {
+            size_t cap = r->cap ? r->cap * 2 : 256;
+            struct row *v = realloc(r->v, cap * sizeof *v);
+            if (!v) {
+                a->oom = 1;
+                return;
+            }
+            r->v = v;
+            r->cap = cap;
+        }
+        memset(&r->v[r->n], 0, sizeof r->v[r->n]);
+        r->v[r->n].group = g;
+        r->v[r->n].func = f;
+        *slot = r->n++;
+    }
+    struct row *row = &r->v[*slot];
+    double cpu = (double)c * prof_thread_period(p, t);
+    row->samples += c;
+    row->cpu_s += cpu;
+    row->threads++;
+    if (cpu > row->busiest_s)
+        row->busiest_s = cpu;
+}
+
+struct key {
+    uint32_t group, thread, node;
+    uint64_t count;
+};
+
+static int by_group_thread(const void *x, const void *y)
+{
+    const struct key *a = x, *b = y;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    return a->node < b->node ? -1 : a->node > b->node;
+}
+
+/* Everything the tables need, in one pass over the (group, thread, stack) counters sorted by
+ * (group, thread): within a block, self and inclusive samples per function go into dense arrays
+ * (a stack walk costs array increments, not hash lookups), flushed into rows at the block's end. */
 static int aggregate(const struct profile *p, struct agg *a)
 {
     const struct symtab *st = &p->st;
-    hmap_init(&a->self_t, 3);
-    hmap_init(&a->incl_t, 3);
+    hmap_init(&a->self.idx, 2);
+    hmap_init(&a->incl.idx, 2);
     hmap_init(&a->hot, 3);
     hmap_init(&a->mods, 2);
-    hmap_init(&a->gthr, 2);
-    hmap_init(&a->mod_total, 1);
+    size_t nk = p->counts.n, nf = st->nfuncs ? st->nfuncs : 1;
+    struct key *keys = malloc((nk ? nk : 1) * sizeof *keys);
+    uint64_t *self = calloc(nf, sizeof *self), *incl = calloc(nf, sizeof *incl);
+    uint32_t *stamp = calloc(nf, sizeof *stamp), *touched = malloc(nf * sizeof *touched);
+    a->gthr = malloc((nk ? nk : 1) * sizeof *a->gthr);
+    a->mod_total = calloc(st->nmods ? st->nmods : 1, sizeof *a->mod_total);
     a->g_samples = calloc(p->ngroups, sizeof *a->g_samples);
     a->g_cpu = calloc(p->ngroups, sizeof *a->g_cpu);
-    uint32_t *stamp = calloc(st->nfuncs ? st->nfuncs : 1, sizeof *stamp);
-    if (!a->g_samples || !a->g_cpu || !stamp) {
-        free(stamp);
-        return -1;
-    }
-    uint32_t gen = 0;
-    for (size_t i = 0; i < p->counts.cap && !a->oom; i++) {
+    int rc = -1;
+    if (!keys || !self || !incl || !stamp || !touched || !a->gthr || !a->mod_total ||
+        !a->g_samples || !a->g_cpu)
+        goto out;
+    size_t n = 0;
+    for (size_t i = 0; i < p->counts.cap; i++) {
         if (!p->counts.used[i])
             continue;
         const uint64_t *k = hmap_key(&p->counts, i);
-        uint64_t c = p->counts.vals[i];
-        uint32_t g = (uint32_t)(k[0] & 0xffffffffu), t = (uint32_t)(k[0] >> 32);
-        uint32_t node = (uint32_t)k[1];
+        keys[n++] = (struct key){(uint32_t)(k[0] & 0xffffffffu), (uint32_t)(k[0] >> 32),
+                                 (uint32_t)k[1], p->counts.vals[i]};
+    }
+    if (n)
+        qsort(keys, n, sizeof *keys, by_group_thread);
+    uint32_t gen = 0; /* stamp[f] == gen: f already counted for the current stack */
+    size_t ntouched = 0;
+    for (size_t i = 0; i < n && !a->oom; i++) {
+        const struct key *k = &keys[i];
+        uint32_t g = k->group, t = k->thread;
+        uint64_t c = k->count;
+        if (!a->ngthr || a->gthr[a->ngthr - 1].group != g || a->gthr[a->ngthr - 1].thread != t)
+            a->gthr[a->ngthr++] = (struct gthr){g, t, 0};
+        a->gthr[a->ngthr - 1].samples += c;
         a->g_samples[g] += c;
         a->g_cpu[g] += (double)c * prof_thread_period(p, t);
-        add(a, &a->gthr, g, t, 0, c);
-        const struct sym_loc *leaf = &st->locs[p->nodes[node].loc];
+        const struct sym_loc *leaf = &st->locs[p->nodes[k->node].loc];
         const struct sym_line *ll = &st->lines[leaf->first];
-        add(a, &a->self_t, g, ll->func, t, c);
         add(a, &a->hot, g, ll->func, (uint64_t)ll->file << 32 | (uint32_t)ll->line, c);
         add(a, &a->mods, g, leaf->module, 0, c);
-        add(a, &a->mod_total, leaf->module, 0, 0, c);
+        a->mod_total[leaf->module] += c;
+        if (!self[ll->func] && !incl[ll->func])
+            touched[ntouched++] = ll->func;
+        self[ll->func] += c;
         if (++gen == 0) {
-            memset(stamp, 0, st->nfuncs * sizeof *stamp);
+            memset(stamp, 0, nf * sizeof *stamp);
             gen = 1;
         }
-        for (uint32_t n = node; n != 0; n = p->nodes[n].parent) {
-            const struct sym_loc *l = &st->locs[p->nodes[n].loc];
+        for (uint32_t nd = k->node; nd != 0; nd = p->nodes[nd].parent) {
+            const struct sym_loc *l = &st->locs[p->nodes[nd].loc];
             for (uint32_t j = 0; j < l->nlines; j++) {
                 uint32_t f = st->lines[l->first + j].func;
                 if (stamp[f] == gen)
                     continue;
                 stamp[f] = gen;
-                add(a, &a->incl_t, g, f, t, c);
+                if (!self[f] && !incl[f])
+                    touched[ntouched++] = f;
+                incl[f] += c;
             }
         }
+        if (i + 1 == n || keys[i + 1].group != g || keys[i + 1].thread != t) {
+            for (size_t j = 0; j < ntouched; j++) {
+                uint32_t f = touched[j];
+                if (self[f])
+                    row_add(p, a, &a->self, g, f, t, self[f]);
+                if (incl[f])
+                    row_add(p, a, &a->incl, g, f, t, incl[f]);
+                self[f] = incl[f] = 0;
+            }
+            ntouched = 0;
+        }
     }
+    rc = a->oom ? -1 : 0;
+out:
+    free(keys);
+    free(self);
+    free(incl);
     free(stamp);
-    return a->oom ? -1 : 0;
+    free(touched);
+    return rc;
+}
+
+static void rows_free(struct rows *r)
+{
+    free(r->v);
+    hmap_free(&r->idx);
 }
 
 static void agg_free(struct agg *a)
 {
-    hmap_free(&a->self_t);
-    hmap_free(&a->incl_t);
+    rows_free(&a->self);
+    rows_free(&a->incl);
     hmap_free(&a->hot);
     hmap_free(&a->mods);
-    hmap_free(&a->gthr);
-    hmap_free(&a->mod_total);
+    free(a->gthr);
+    free(a->mod_total);
     free(a->g_samples);
     free(a->g_cpu);
-}
-
-/* Rows per (group, func) from a (group, func, thread) map. */
-static int build_rows(const struct profile *p, const struct hmap *m, struct rows *r)
-{
-    hmap_init(&r->idx, 2);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->used[i])
-            continue;
-        const uint64_t *k = hmap_key(m, i);
-        uint64_t c = m->vals[i];
-        uint64_t key[2] = {k[0], k[1]};
-        int is_new;
-        uint64_t *slot = hmap_get(&r->idx, key, &is_new);
-        if (!slot)
-            return -1;
-        if (is_new) {
-            if (r->n == r->cap) {
-                size_t cap = r->cap ? r->cap * 2 : 256;
-                struct row *v = realloc(r->v, cap * sizeof *v);
-                if (!v)
-                    return -1;
-                r->v = v;
-                r->cap = cap;
-            }
-            memset(&r->v[r->n], 0, sizeof r->v[r->n]);
-            r->v[r->n].group = (uint32_t)k[0];
-            r->v[r->n].func = (uint32_t)k[1];
-            *slot = r->n++;
-        }
-        struct row *row = &r->v[*slot];
-        double cpu = (double)c * prof_thread_period(p, (uint32_t)k[2]);
-        row->samples += c;
-        row->cpu_s += cpu;
-        row->threads++;
-        if (cpu > row->busiest_s)
-            row->busiest_s = cpu;
-    }
-    return 0;
 }
 
 static const struct symtab *sort_st;
@@ -185,12 +244,6 @@ static int by_group_samples(const void *a, const void *b)
         return x->samples > y->samples ? -1 : 1;
     return strcmp(symtab_str(sort_st, sort_st->funcs[x->func].name),
                   symtab_str(sort_st, sort_st->funcs[y->func].name));
-}
-
-static void rows_free(struct rows *r)
-{
-    free(r->v);
-    hmap_free(&r->idx);
 }
 
 static void add_source(cJSON *o, const char *key, const struct symtab *st, uint32_t file, int line)
@@ -297,12 +350,11 @@ static void group_lists(const struct profile *p, const struct agg *a, uint32_t g
     char (*labels)[17] = calloc(p->nthr ? p->nthr : 1, sizeof *labels);
     if (!labels)
         return;
-    for (size_t i = 0; i < a->gthr.cap; i++) {
-        const uint64_t *key = hmap_key(&a->gthr, i);
-        if (!a->gthr.used[i] || key[0] != g)
+    for (size_t i = 0; i < a->ngthr; i++) {
+        if (a->gthr[i].group != g)
             continue;
-        uint32_t t = (uint32_t)key[1];
-        uint64_t c = a->gthr.vals[i];
+        uint32_t t = a->gthr[i].thread;
+        uint64_t c = a->gthr[i].samples;
         busy[nb++] = (struct named_count){p->thr[t].comm, c, (double)c * prof_thread_period(p, t), t};
         char lab[17];
         thread_label(p->thr[t].comm, lab, sizeof lab);
@@ -387,8 +439,7 @@ static cJSON *modules_json(const struct profile *p, const struct agg *a)
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; arr && i < st->nmods; i++) {
         const struct sym_module *m = &st->mods[i];
-        uint64_t key[1] = {i};
-        const uint64_t *c = hmap_find(&a->mod_total, key);
+        uint64_t c = a->mod_total[i];
         if (i == 0 && !c)
             continue; /* the built-in [unknown], never seen */
         cJSON *o = cJSON_CreateObject();
@@ -406,7 +457,7 @@ static cJSON *modules_json(const struct profile *p, const struct agg *a)
         if (m->kind == SYM_FILE && m->status == SYM_OK)
             add_str(o, "checked", m->checked_mtime ? "inode, mtime, build id of the executable"
                                                                    : "inode (no run start time: mtime not compared)");
-        cJSON_AddNumberToObject(o, "self_samples", c ? (double)*c : 0);
+        cJSON_AddNumberToObject(o, "self_samples", (double)c);
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
@@ -416,7 +467,6 @@ int tables_write(const struct profile *p, int top, char *err, size_t errlen)
 {
     struct agg a;
     memset(&a, 0, sizeof a);
-    struct rows self = {0}, incl = {0};
     struct named_count *tmp = NULL;
     cJSON *root = NULL;
     char *text = NULL;
@@ -425,17 +475,17 @@ int tables_write(const struct profile *p, int top, char *err, size_t errlen)
         top = 50;
     size_t ntmp = p->st.nmods + 2 * p->nthr + 1;
     tmp = malloc(ntmp * sizeof *tmp);
-    if (!tmp || aggregate(p, &a) != 0 || build_rows(p, &a.self_t, &self) != 0 ||
-        build_rows(p, &a.incl_t, &incl) != 0) {
+    if (!tmp || aggregate(p, &a) != 0) {
         snprintf(err, errlen, "%s: out of memory building the tables", p->dir);
         goto out;
     }
-    add_hot_lines(&a, &self);
+    struct rows *self = &a.self, *incl = &a.incl;
+    add_hot_lines(&a, self);
     sort_st = &p->st;
-    if (self.n)
-        qsort(self.v, self.n, sizeof *self.v, by_group_samples);
-    if (incl.n)
-        qsort(incl.v, incl.n, sizeof *incl.v, by_group_samples);
+    if (self->n)
+        qsort(self->v, self->n, sizeof *self->v, by_group_samples);
+    if (incl->n)
+        qsort(incl->v, incl->n, sizeof *incl->v, by_group_samples);
 
     root = cJSON_CreateObject();
     add_str(root, "schema", "perfscope-profile/1");
@@ -462,8 +512,8 @@ int tables_write(const struct profile *p, int top, char *err, size_t errlen)
         if (pg->tokens >= 0)
             cJSON_AddNumberToObject(o, "tokens", (double)pg->tokens);
         group_lists(p, &a, g, o, tmp);
-        cJSON_AddItemToObject(o, "self", rows_json(p, &self, &ps, g, n, top, 1));
-        cJSON_AddItemToObject(o, "inclusive", rows_json(p, &incl, &pi, g, n, top, 0));
+        cJSON_AddItemToObject(o, "self", rows_json(p, self, &ps, g, n, top, 1));
+        cJSON_AddItemToObject(o, "inclusive", rows_json(p, incl, &pi, g, n, top, 0));
     }
     cJSON_ReplaceItemInObject(root, "cpu_s", cJSON_CreateNumber(r3(total_cpu)));
     cJSON_AddItemToObject(root, "processes", processes_json(p));
@@ -484,8 +534,6 @@ out:
     free(text);
     cJSON_Delete(root);
     free(tmp);
-    rows_free(&self);
-    rows_free(&incl);
     agg_free(&a);
     return rc;
 }

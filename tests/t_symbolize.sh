@@ -301,7 +301,7 @@ if not any(strings[f.get(3, 0)] == "_Z9tmpl_burnIiEmd" and fname(k) == "unsigned
 go = shutil.which("go")
 if go:
     for ph in ("compute", "libs"):
-        out = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=1000", "-nodefraction=0", "-edgefraction=0", "-tagfocus=phase=^%s$" % ph,
+        out = subprocess.run([go, "tool", "pprof", "-top", "-unit=ms", "-nodecount=1000", "-nodefraction=0", "-edgefraction=0", "-tagfocus=phase=^%s$" % ph,
                               "out/profile.pb.gz"], capture_output=True, text=True,
                              env=dict(os.environ, PPROF_BINARY_PATH="/nonexistent"))
         if out.returncode != 0:
