@@ -143,9 +143,23 @@ int read_json_file(const char *path, size_t cap, int missing_ok, cJSON **out, ch
     cJSON *obj = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
     if (!cJSON_IsObject(obj)) {
         size_t at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+        size_t used = len; /* without trailing blanks: an error at the last byte is a cut */
+        while (used && (buf[used - 1] == ' ' || buf[used - 1] == '\n' || buf[used - 1] == '\r' ||
+                        buf[used - 1] == '\t'))
+            used--;
         reader_error(err, errlen, path, "not a JSON object (%s at byte %zu of %zu)",
-                     obj ? "another JSON value" : at >= len ? "cut short" : "syntax error", at,
+                     obj ? "another JSON value" : at + 1 >= used ? "cut short" : "syntax error", at,
                      len);
+        cJSON_Delete(obj);
+        free(buf);
+        return -1;
+    }
+    size_t at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : len;
+    while (at < len && (buf[at] == ' ' || buf[at] == '\n' || buf[at] == '\r' || buf[at] == '\t'))
+        at++;
+    if (at < len) {
+        reader_error(err, errlen, path, "trailing garbage after the JSON object (byte %zu of %zu)",
+                     at, len);
         cJSON_Delete(obj);
         free(buf);
         return -1;

@@ -154,26 +154,16 @@ static int setup(struct matrix_opts *o, regex_t *only, int *have_only, cJSON **n
                  struct cases *cases)
 {
     char err[REPORT_ERR_MAX];
+    if (cases_load(o->cases_path, cases, err, sizeof err) != 0) {
+        report_fail("%s", err);
+        return -1;
+    }
     for (int s = 0; s < 2; s++) {
         struct stat st;
         if (stat(o->dir[s], &st) != 0 || !S_ISDIR(st.st_mode)) {
             report_fail("--%c %s=%s: not a folder", s ? 'b' : 'a', o->name[s], o->dir[s]);
             return -1;
         }
-    }
-    const char *shim = getenv("PERFSCOPE_SHIM");
-    if (shim && *shim)
-        snprintf(o->shim, sizeof o->shim, "%s", shim);
-    else if (path_beside_self("libperfscope.so", o->shim, sizeof o->shim) != 0)
-        o->shim[0] = '\0';
-    if (!o->shim[0] || access(o->shim, R_OK) != 0) {
-        report_fail("%s: the shim is not there (make, or set PERFSCOPE_SHIM)",
-                    o->shim[0] ? o->shim : "libperfscope.so");
-        return -1;
-    }
-    if (cases_load(o->cases_path, cases, err, sizeof err) != 0) {
-        report_fail("%s", err);
-        return -1;
     }
     if (o->only) {
         int rc = regcomp(only, o->only, REG_EXTENDED | REG_NOSUB);
@@ -195,6 +185,16 @@ static int setup(struct matrix_opts *o, regex_t *only, int *have_only, cJSON **n
                 report_fail("%s: %s", o->noise_path, err);
                 return -1;
             }
+    }
+    const char *shim = getenv("PERFSCOPE_SHIM");
+    if (shim && *shim)
+        snprintf(o->shim, sizeof o->shim, "%s", shim);
+    else if (path_beside_self("libperfscope.so", o->shim, sizeof o->shim) != 0)
+        o->shim[0] = '\0';
+    if (!o->shim[0] || access(o->shim, R_OK) != 0) {
+        report_fail("%s: the shim is not there (make, or set PERFSCOPE_SHIM)",
+                    o->shim[0] ? o->shim : "libperfscope.so");
+        return -1;
     }
     if (make_dirs(o->out) != 0 || !realpath(o->out, o->out_abs)) {
         report_fail("%s: cannot make the output folder: %s", o->out, strerror(errno));

@@ -241,6 +241,10 @@ static int read_one(struct loader *L, const char *dir, const char *name, int fro
         return -1;
     }
     if (!from_phases) {
+        if (js.lines == 0) {
+            reader_error(err, errlen, path, "empty file (the shim writes a reading when it starts)");
+            return -1;
+        }
         L->r->bad_lines += js.bad;
         if (L->nraw == before && (js.bad > 0 || L->r->bad_lines > 0)) {
             reader_error(err, errlen, path, "no counter reading in %zu lines (first bad line %zu)",

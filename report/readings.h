@@ -10,7 +10,9 @@
  *     time is the marker's own t= when it had one, its counters were read just after;
  *   - a value is NAN where the reading lacks it or its "error" says it could not be read
  *     (the first error text of each series is kept);
- *   - at most READINGS_MAX_SERIES series (zones, GPUs): more are ignored and counted. */
+ *   - at most READINGS_MAX_SERIES series (zones, GPUs): more are ignored and counted;
+ *   - refused: an unreadable file, an empty counters.jsonl (the shim writes one reading as it
+ *     starts), or one without a single reading (garbage, or cut inside its first line). */
 #ifndef PERFSCOPE_REPORT_READINGS_H
 #define PERFSCOPE_REPORT_READINGS_H
 

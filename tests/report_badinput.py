@@ -1,0 +1,265 @@
+"""report_badinput.py: every reader perfscope-report OUT and matrix add (counters.jsonl and the
+boundaries' counters, profile.json, the cases file, the matrix options, a target's llama-bench
+output) on truncated, empty, garbage and hostile input: exit 2 with one line on stderr naming
+the file and what is wrong, nothing on stdout, no output file left behind; or, where the input is
+optional and not perfscope's own (a target's stdout), exit 0 without using it. Run by
+tests/t_tools_report_badinput.sh with $TOOLS/perfscope-report (the sanitizer build under
+make test-asan)."""
+import json
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+TOOL = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def run(*args, env=None):
+    p = subprocess.run([TOOL, *args], capture_output=True, text=True, errors="replace", timeout=120,
+                       env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def refused(args, name, why, label, env=None):
+    rc, out, err = run(*args, env=env)
+    lines = err.splitlines()
+    ok = check(rc == 2, "%s: exit 2 (got %d, stderr %r)" % (label, rc, err[-300:]))
+    ok &= check(out == "", "%s: nothing on stdout (%r)" % (label, out[:200]))
+    ok &= check(len(lines) == 1, "%s: one stderr line (%r)" % (label, lines[:5]))
+    if lines:
+        ok &= check(name in lines[0], "%s: names %s (%r)" % (label, name, lines[0]))
+        ok &= check(re.search(why, lines[0]) is not None, "%s: says /%s/ (%r)" % (label, why, lines[0]))
+    return ok
+
+
+def accepted(args, label):
+    rc, out, err = run(*args)
+    check(rc == 0, "%s: exit 0 (got %d: %r)" % (label, rc, err[-300:]))
+    return out
+
+
+GOOD_COUNTERS = [
+    {"t_ns": 1000000000 + i * 100000000,
+     "rapl": [{"zone": "intel-rapl:0", "name": "package-0", "energy_uj": 1000000 * i, "max_energy_range_uj": 262143328850}],
+     "gpus": [{"index": 0, "energy_mj": 5000 + 30 * i, "mem_used_mib": 1024, "run_mem_mib": 512, "procs_listed": True}],
+     "rss_anon_kib": 2048 + i}
+    for i in range(20)]
+
+
+def phase_line(t, name, event, tokens=None, counters=None):
+    o = {"t_ns": t, "name": name, "event": event, "attrs": {}, "source": "file"}
+    if tokens is not None:
+        o["tokens"] = tokens
+    if counters is not None:
+        o["counters"] = counters
+    return json.dumps(o)
+
+
+def make_run(d, counters=GOOD_COUNTERS, samples=False):
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"schema": "perfscope-meta/1", "status": "ok", "config": {"hz": 199 if samples else 0}}, f)
+    with open(os.path.join(d, "phases.jsonl"), "w") as f:
+        f.write(phase_line(1200000000, "prefill", "begin", counters=counters[2] if counters else None) + "\n")
+        f.write(phase_line(2200000000, "prefill", "end", 100, counters=counters[12] if counters else None) + "\n")
+    if counters is not None:
+        with open(os.path.join(d, "counters.jsonl"), "w") as f:
+            for c in counters:
+                f.write(json.dumps(c) + "\n")
+    if samples:
+        rec = struct.pack("<QII16s4Q", 1500000000, 7, 1, b"main", 0x401000, 0, 0, 0)
+        with open(os.path.join(d, "cpuprof.7.bin"), "wb") as f:
+            f.write(struct.pack("<5Q", 0x4C5053434F504531, 1, 0, 4, 199) + rec)
+        with open(os.path.join(d, "cpuprof.7.maps"), "w") as f:
+            f.write("00400000-00500000 r-xp 00000000 fd:01 11 /nonexistent/engine\n")
+
+
+def no_outputs(d, label):
+    left = [f for f in os.listdir(d) if f in ("run.json", "report.md") or ".tmp." in f]
+    check(not left, "%s: no output left behind: %s" % (label, left))
+
+
+def test_counters():
+    make_run("r")
+    out = accepted(["r"], "good run")
+    check("| prefill | 1 | 1.000 |" in out, "good run: prefill row (%s)" % out[:600])
+    with open("r/run.json") as f:
+        run_json = json.load(f)
+    check(abs(run_json["groups"]["prefill"]["energy"]["domains"]["package-0"]["j"] - 10.0) < 1e-6,
+          "good run: 10 J from the package counter")
+    body = open("r/counters.jsonl").read()
+    rng = random.Random(11)
+    cases = [
+        ("", "empty file", "empty counters.jsonl"),
+        (body[:37], "no counter reading", "counters.jsonl cut inside its first line"),
+        (bytes(rng.randrange(256) for _ in range(5000)).decode("latin-1"), "no counter reading", "garbage counters.jsonl"),
+        ("[1, 2, 3]\n\"x\"\n{\"no_time\": 1}\n", "no counter reading", "counters.jsonl of other JSON"),
+    ]
+    for text, why, label in cases:
+        make_run("r")
+        with open("r/counters.jsonl", "w", encoding="latin-1") as f:
+            f.write(text)
+        refused(["r"], "counters.jsonl", why, label)
+        no_outputs("r", label)
+    make_run("r")
+    os.remove("r/counters.jsonl")
+    os.mkdir("r/counters.jsonl")
+    refused(["r"], "counters.jsonl", "regular file", "counters.jsonl a folder")
+    # a cut last line is a killed run: used up to the cut
+    make_run("r")
+    with open("r/counters.jsonl", "a") as f:
+        f.write('{"t_ns": 99999999999, "rapl": [{"zone": "intel-rap')
+    accepted(["r"], "counters.jsonl cut in its last line")
+
+
+def test_hostile_values():
+    """Wrong types and absurd values inside the counters objects: used where they make sense,
+    ignored where not, never a crash (the sanitizer build runs this)."""
+    hostile = []
+    for i in range(20):
+        c = json.loads(json.dumps(GOOD_COUNTERS[i]))
+        variants = [
+            lambda c: c.update(rapl="not a list"),
+            lambda c: c.update(gpus=[1, "x", None, {"index": -1}, {"index": 1e300}, {"index": 0.5}]),
+            lambda c: c["rapl"].append({"zone": "z" * 5000, "energy_uj": 1}),
+            lambda c: c["rapl"][0].update(energy_uj=-5),
+            lambda c: c["rapl"][0].update(energy_uj=1e308),
+            lambda c: c["rapl"][0].update(max_energy_range_uj="huge"),
+            lambda c: c["rapl"].extend({"zone": "intel-rapl:%d" % k, "name": "dram", "energy_uj": k} for k in range(400)),
+            lambda c: c.update(rss_anon_kib=[1]),
+            lambda c: c["gpus"][0].update(procs_listed="yes", run_mem_mib=None),
+            lambda c: c.update(t_ns=-1),
+        ]
+        variants[i % len(variants)](c)
+        hostile.append(c)
+    make_run("h", counters=hostile)
+    accepted(["h"], "hostile counter values")
+    make_run("h")
+    with open("h/phases.jsonl", "w") as f:
+        f.write(phase_line(1200000000, "prefill", "begin", counters={"rapl": {"a": 1}, "gpus": "x"}) + "\n")
+        f.write(phase_line(1300000000, "prefill", "end", 9223372036854775807, counters=[1]) + "\n")
+        f.write(phase_line(1400000000, "prefill", "begin", counters=None) + "\n")
+        f.write(phase_line(1500000000, "prefill", "end", 9223372036854775807) + "\n")
+        f.write(phase_line(1500000000, "idle", "begin") + "\n")
+    accepted(["h"], "hostile boundary counters, overflowing tokens, an idle that never ends")
+    # many groups: bounded output
+    make_run("g")
+    with open("g/phases.jsonl", "w") as f:
+        for k in range(3000):
+            f.write(phase_line(1000000000 + k * 1000, "g%d" % k, "begin") + "\n")
+            f.write(phase_line(1000000000 + k * 1000 + 500, "g%d" % k, "end", k) + "\n")
+    out = accepted(["g"], "3000 groups")
+    check("2936 more groups are not shown" in out, "3000 groups: 64 shown, the rest counted")
+
+
+def test_profile():
+    for text, why, label in [("", "empty file", "empty profile.json"),
+                             ('{"groups": {"prefill": {"self": [', "cut short", "profile.json cut short"),
+                             ("\x00\x01garbage" * 50, "not a JSON object", "garbage profile.json"),
+                             ('{"samples": 1}', "no \"groups\"", "profile.json without groups"),
+                             ('[1, 2]', "another JSON value", "profile.json an array"),
+                             ('{"groups": {}} {"groups": {}}', "trailing garbage", "two objects")]:
+        make_run("p", samples=True)
+        with open("p/profile.json", "w") as f:
+            f.write(text)
+        os.utime("p/profile.json", (4e9, 4e9))  # newer than the samples: read, not remade
+        refused(["p"], "profile.json", why, label)
+        no_outputs("p", label)
+    make_run("p", samples=True)
+    with open("p/profile.json", "w") as f:
+        json.dump({"groups": {"prefill": {"self": [{"share": 1}, 7, {"name": "f|g\x01", "share": "x",
+                                                                     "threads": 1e20, "line": -3}],
+                                          "inclusive": "no", "busiest_threads": [{"cpu_s": 1e300, "tid": -1}]},
+                              "": 5}}, f)
+    os.utime("p/profile.json", (4e9, 4e9))
+    out = accepted(["p"], "profile.json with hostile rows")
+    check("f\\|g?" in out, "a function name is cleaned for its table cell")
+
+
+def test_llama_bench_output():
+    make_run("l")
+    with open("l/target.stdout", "wb") as f:
+        f.write(b"[\n{\"n_prompt\": 512, \"n_gen\": 0, \"avg_ts\": " + b"9" * 100000 + b"\n" + bytes(range(256)) * 50)
+    accepted(["l"], "garbage llama-bench output")
+    with open("l/run.json") as f:
+        check("llama_bench" not in json.load(f), "garbage llama-bench output not used")
+    with open("l/target.stdout", "w") as f:
+        f.write('log line\n{"n_prompt": 0, "n_gen": 64, "avg_ts": 41.5, "samples_ts": [41, 42]}\n{"cut": ')
+    accepted(["l"], "llama-bench JSONL among log lines")
+    with open("l/run.json") as f:
+        lb = json.load(f).get("llama_bench", [])
+    check(len(lb) == 1 and lb[0]["avg_ts"] == 41.5, "the one whole test is used: %s" % lb)
+
+
+def test_cases_file():
+    os.makedirs("A", exist_ok=True)
+    base = ["matrix", "cases.json", "--a", "A=A", "--b", "B=A", "--precheck", "off", "--out", "mout"]
+    rng = random.Random(5)
+    bad = [
+        ("", "empty file"),
+        ('{"cases": [{"label": "x"}', "cut short|not a JSON"),
+        (bytes(rng.randrange(256) for _ in range(3000)).decode("latin-1"), "not a JSON"),
+        ('{"defaults": {}}', "no \"cases\" list"),
+        ('{"cases": {"label": "x"}}', "no \"cases\" list"),
+        ('{"defaults": [], "cases": []}', "\"defaults\" is not an object"),
+        ('{"cases": [7]}', "case 1: not an object"),
+        ('{"cases": [{"binary": "x"}]}', "case 1: no string \"label\""),
+        ('{"cases": [{"label": "x", "args": "-p 5"}]}', "args is not a list"),
+        ('{"cases": [{"label": "x", "args": [{"a": 1}]}]}', "not a string"),
+        ('{"cases": [{"label": "x", "env": {"A=B": "1"}}]}', "bad variable"),
+        ('{"cases": [{"label": "x", "env": ["A"]}]}', "env is not an object"),
+        ('{"cases": [{"label": "x", "model": 5.5e300}]}', "model is not a string"),
+        ('{"cases": [{"label": "x", "binary": null}]}', "binary is not a string"),
+        ('{"cases": [{"label": "x", "prefix": [null]}]}', "not a string"),
+        ('{"cases": [' + ",".join('{"label": "c%d"}' % k for k in range(5000)) + "]}", "more than 4096 cases"),
+        ('{"cases": [{"label": "x", "args": [' + ",".join('"a"' for _ in range(1100)) + "]}]}", "more than 1024"),
+        ("[" * 100000, "not a JSON"),
+        ('{"cases": []}' + " " * (5 << 20), "too large"),
+    ]
+    for text, why in bad:
+        with open("cases.json", "w", encoding="latin-1") as f:
+            f.write(text)
+        refused(base, "cases.json", why, "cases file: %s" % why)
+    check(not os.path.exists("mout"), "no output folder made for a refused cases file")
+    os.remove("cases.json")
+    refused(base, "cases.json", "No such file", "missing cases file")
+    with open("cases.json", "w") as f:
+        f.write('{"cases": [{"label": "x", "binary": "engine"}]}')
+    for opts, why in [(["--order", "ABC"], "--order"), (["--order", ""], "--order"),
+                      (["--timeout", "-1"], "--timeout"), (["--timeout", "soon"], "--timeout"),
+                      (["--precheck", "maybe"], "--precheck"), (["--only", "(["], "--only"),
+                      (["--a", "noequals"], "NAME=DIR"), (["--a", "bad name=A"], "NAME=DIR"),
+                      (["--b", "B=/no/such/dir"], "not a folder"), (["--bogus", "1"], "usage")]:
+        args = ["matrix", "cases.json", "--a", "A=A", "--b", "B=A", "--precheck", "off", "--out", "mout"]
+        for i in range(0, len(opts), 2):
+            if opts[i] in args:
+                args[args.index(opts[i]) + 1] = opts[i + 1]
+            else:
+                args += opts[i:i + 2]
+        refused(args, opts[0] if opts[0] != "--bogus" else "usage", re.escape(why), "option %s" % opts)
+    with open("noise.json", "w") as f:
+        f.write('{"x": {"decode_tps": "wide"}}')
+    refused(base + ["--noise", "noise.json"], "noise.json", ".", "a noise floor that is not a number")
+
+
+def main():
+    for t in (test_counters, test_hostile_values, test_profile, test_llama_bench_output, test_cases_file):
+        t()
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
