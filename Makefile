@@ -80,3 +80,32 @@ demo: all
 
 clean:
 	rm -rf $(BUILD) build-asan
+
+# ---- fuzz (symbolize/ readers; owned by the symbolizer) ----------------------------------
+# `make fuzz`: libFuzzer (clang) over the sample file, maps, phases and perf map readers, each for
+# FUZZ_SECONDS (default 20), seeded from tests/fuzz/corpus/<reader>; new inputs go to
+# $(BUILD)/fuzz/corpus-<reader> (never into the repository), crashes to $(BUILD)/fuzz/.
+FUZZ_SECONDS ?= 20
+FUZZ_CC      ?= clang
+FUZZ_READERS := samples maps phases perfmap
+FUZZ_SRC     := symbolize/samples.c symbolize/maps.c symbolize/phases.c symbolize/jsonl.c \
+                symbolize/textfile.c symbolize/perfmap.c
+FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_SRC) $(SYM_HDR) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang: apt-get install -y clang"; exit 1; }
+	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all $(call PKG,libcjson) -Isymbolize -Itests/fuzz -o $@ $< $(FUZZ_SRC) \
+	  $(call PKGLIBS,libcjson) -lm
+
+fuzz: $(FUZZ_BINS)
+	@for r in $(FUZZ_READERS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus-$$r; \
+	  echo "fuzz: $$r reader for $(FUZZ_SECONDS) s"; \
+	  $(BUILD)/fuzz/fuzz_$$r -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$r- \
+	    $(BUILD)/fuzz/corpus-$$r tests/fuzz/corpus/$$r 2>$(BUILD)/fuzz/$$r.log || \
+	    { tail -n 40 $(BUILD)/fuzz/$$r.log; echo "fuzz: the $$r reader failed (input in $(BUILD)/fuzz/crash-$$r-*)"; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(BUILD)/fuzz/$$r.log | sed "s/^/fuzz: $$r: /"; \
+	done
