@@ -9,6 +9,7 @@ distinct samples / (the without run's CPU s x asked rate), cost per delivered sa
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +99,14 @@ def count_samples(cfg, work):
     return None
 
 
+def gperf_own_count(log_path):
+    """gperftools' own tally at exit ("PROFILE: interrupts/evictions/bytes = N/..."), to
+    cross-check the profile reader."""
+    with open(log_path, "rb") as f:
+        m = re.search(rb"PROFILE: interrupts/evictions/bytes = (\d+)/", f.read())
+    return int(m.group(1)) if m else None
+
+
 def one_pair(cfg, args, argv, rep):
     work = os.path.join(args.work, "r%d" % rep)
     shutil.rmtree(work, ignore_errors=True)
@@ -116,6 +125,8 @@ def one_pair(cfg, args, argv, rep):
             pair["samples"] = count_samples(cfg, work)
         except (OSError, ValueError) as e:
             pair["error"] = "samples unreadable: %s" % e
+        if pair["samples"] and cfg["kind"] == "gperf":
+            pair["samples"]["own_count"] = gperf_own_count(os.path.join(args.work, "with.log"))
     shutil.rmtree(work, ignore_errors=True)
     return pair
 
@@ -128,7 +139,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--n", type=int, default=5)
-    ap.add_argument("--budget", type=float, default=420)
+    ap.add_argument("--budget", type=float, default=500)
     ap.add_argument("--iters", default="")
     args = ap.parse_args()
 

@@ -77,6 +77,8 @@ def summarize(cfg, pairs):
                             * 1e6 for p in sm])
     row["clocks"] = sorted({p["samples"].get("clock", "") for p in sm if p["samples"].get("clock")})
     row["dropped"] = sum(p["samples"]["dropped"] for p in sm)
+    own = [p["samples"]["own_count"] == p["samples"]["distinct"] for p in sm if "own_count" in p["samples"]]
+    row["own_match"] = (sum(own), len(own)) if own else None
     return row
 
 
@@ -256,6 +258,15 @@ def _reading(rows, m):
                 g["cost_us"][0], c["hz"], c["name"], r["cost_us"][0], frac,
                 _verdict(frac <= TARGET_COST_FRACTION),
                 " (extra CPU within the noise floor: %s)" % " and ".join(notes) if notes else ""))
+    for r in rows:
+        if r["cfg"]["kind"] == "gperf" and r.get("own_match"):
+            L.append("- Reader check, %s: the profile file's sample count equals gperftools' own "
+                     "'PROFILE: interrupts' tally in %d of %d runs." % ((r["cfg"]["name"],) + r["own_match"]))
+    for r in rows:
+        if r["yield"] and r["yield"][0] > 1.01:
+            L.append("- %s: yield above 100%% (%.1f%%): more samples than the run's rusage CPU x rate; "
+                     "the count itself is the profiler's (see the reader check), the cause is not "
+                     "measured here." % (r["cfg"]["name"], r["yield"][0] * 100))
     if not _find(rows, kind="gperf"):
         L.append("- cost/sample against gperftools: not measured (gperftools not installed).")
     return L

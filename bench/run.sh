@@ -4,7 +4,7 @@
 # alternating with/without pairs and writes bench/RESULTS.md. It reports; it never fails on
 # figures: exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
-# this many seconds, default 420), BENCH_ITERS (target iterations per thread).
+# this many seconds, default 500), BENCH_ITERS (target iterations per thread).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -25,4 +25,4 @@ fi
 
 exec python3 bench/analyze.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
-  --n "${BENCH_N:-5}" --budget "${BENCH_BUDGET_S:-420}" ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
+  --n "${BENCH_N:-5}" --budget "${BENCH_BUDGET_S:-500}" ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
