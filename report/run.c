@@ -8,6 +8,7 @@
 #include "report.h"
 #include "textfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -29,6 +30,36 @@ static int check_dir(const char *dir, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* Every file of the run that some reader opens must be a regular file: a FIFO would block the
+ * reader's open, a device never end. Checked once, before any reader runs. */
+static int check_inputs(const char *dir, char *err, size_t errlen)
+{
+    static const char *const names[] = {"meta.json", "phases.jsonl", "counters.jsonl",
+                                        "perfscope.log", "profile.json", "target.stdout", NULL};
+    DIR *d = opendir(dir);
+    if (!d) {
+        reader_error(err, errlen, dir, "cannot list: %s", strerror(errno));
+        return -1;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        int wanted = strncmp(e->d_name, "cpuprof.", 8) == 0;
+        for (int i = 0; names[i] && !wanted; i++)
+            wanted = strcmp(e->d_name, names[i]) == 0;
+        char path[PATH_MAX];
+        struct stat st;
+        if (!wanted || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+            reader_error(err, errlen, path, "not a regular file");
+            rc = -1;
+        }
+    }
+    closedir(d);
+    return rc;
 }
 
 static void set_status(struct run_model *m)
@@ -184,7 +215,8 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
     m->dir = dir;
     m->s.dir = dir;
     m->gi.idle = -1;
-    if (check_dir(dir, err, errlen) != 0 || load_meta(&m->s, err, errlen) != 0 ||
+    if (check_dir(dir, err, errlen) != 0 || check_inputs(dir, err, errlen) != 0 ||
+        load_meta(&m->s, err, errlen) != 0 ||
         load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
         load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
         return -1;

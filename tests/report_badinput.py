@@ -26,7 +26,7 @@ def check(cond, what):
 
 
 def run(*args, env=None):
-    p = subprocess.run([TOOL, *args], capture_output=True, text=True, errors="replace", timeout=120,
+    p = subprocess.run([TOOL, *args], capture_output=True, text=True, errors="replace", timeout=60,
                        env=env)
     return p.returncode, p.stdout, p.stderr
 
@@ -117,6 +117,12 @@ def test_counters():
     os.remove("r/counters.jsonl")
     os.mkdir("r/counters.jsonl")
     refused(["r"], "counters.jsonl", "regular file", "counters.jsonl a folder")
+    for name in ("counters.jsonl", "phases.jsonl", "meta.json", "perfscope.log", "cpuprof.9.bin"):
+        make_run("r")
+        if os.path.exists("r/" + name):
+            os.remove("r/" + name)
+        os.mkfifo("r/" + name)
+        refused(["r"], name, "regular file", "a FIFO named %s (must not block)" % name)
     # a cut last line is a killed run: used up to the cut
     make_run("r")
     with open("r/counters.jsonl", "a") as f:
