@@ -175,6 +175,13 @@ recs = [
     (int(6.1 * s_), 100, "worker-1", []),                                          # empty stack
 ]
 write_bin("good/cpuprof.%d.bin" % PID, recs, dropped=7)
+# A second process of the run (a fork child: the same mappings), and the leader's image after an
+# exec (cpuprof.<pid>.1: only the executable mapped, at another address): merged, pids kept.
+write_bin("good/cpuprof.%d.bin" % (PID + 1), [(int(1.7 * s_), PID + 1, "child", [A("c_plain") + 8])] * 2, hz=500)
+shutil.copy("good/cpuprof.%d.maps" % PID, "good/cpuprof.%d.maps" % (PID + 1))
+write_bin("good/cpuprof.%d.1.bin" % PID, [(int(6.5 * s_), PID, "exec'd", [0x600000000000 + S["c_plain"][0] + 4])])
+with open("good/cpuprof.%d.1.maps" % PID, "w") as f:
+    f.write("\n".join(maps_lines(EXE, 0x600000000000)) + "\n")
 with open("good/phases.jsonl", "w") as f:
     for t, n, e in ((1, "outer", "begin"), (2, "inner", "begin"), (3, "inner", "end"), (4, "outer", "end")):
         f.write(json.dumps({"t_ns": t * s_, "name": n, "event": e, "attrs": {"tokens": "5"} if e == "end" else {}}) + "\n")
@@ -218,12 +225,23 @@ expect_stack("(none);[unknown];[anon];LazyCompile:*foo@bar.js:12;jit_fn_one", "J
 expect_stack("(none);touched.so!0x%x;victim.so!0x%x" % (dl_off, dl_off), "replaced and modified files")
 expect_stack("(none);notelf.so!0x1010;zero!0x1010;fifo.so!0x1010;gone.so!0x1010", "unreadable, device, FIFO, deleted")
 expect_stack("(none);dl_burn", "snapshot 0")
-expect_stack("(none);c_plain", "snapshot 1")
-if sum(folded.values()) != 10 or prof["samples"] != 10 or prof["empty_stacks"] != 1 or prof["dropped"] != 7:
-    problem("totals: folded %d, profile.json samples %s empty %s dropped %s (expected 10, 10, 1, 7)"
+expect_stack("(none);c_plain", "snapshot 1, and the exec'd image")
+if folded.get("outer;c_plain") != 3 or folded.get("(none);c_plain") != 2:
+    problem("the other process and the exec'd image: outer;c_plain %r (expected 3), (none);c_plain %r (expected 2)"
+            % (folded.get("outer;c_plain"), folded.get("(none);c_plain")))
+if sum(folded.values()) != 13 or prof["samples"] != 13 or prof["empty_stacks"] != 1 or prof["dropped"] != 7:
+    problem("totals: folded %d, profile.json samples %s empty %s dropped %s (expected 13, 13, 1, 7)"
             % (sum(folded.values()), prof["samples"], prof["empty_stacks"], prof["dropped"]))
+procs = sorted((x["pid"], x["image"], x["samples"]) for x in prof["processes"])
+if procs != [(PID, 0, 10), (PID, 1, 1), (PID + 1, 0, 2)]:
+    problem("processes %r" % procs)
 G = prof["groups"]
-for g, n in (("outer", 2), ("inner", 2), ("(none)", 6)):
+busy = sorted((b["pid"], b["tid"], b["cpu_s"]) for b in G["outer"]["busiest_threads"])
+if busy != [(PID, 100, 0.001), (PID, 101, 0.001), (PID + 1, PID + 1, 0.004)]:
+    problem("outer busiest_threads %r: each sample weighs its own file's period (1 ms, 2 ms)" % busy)
+if not prof.get("mixed_rates"):
+    problem("files at 1000 and 500 Hz: mixed_rates should be true")
+for g, n in (("outer", 4), ("inner", 2), ("(none)", 7)):
     if G.get(g, {}).get("samples") != n:
         problem("group %s: %s samples, expected %d" % (g, G.get(g, {}).get("samples"), n))
 if G["inner"].get("wall_s") != 1.0 or G["outer"].get("wall_s") != 3.0 or G["outer"].get("tokens") != 5:
