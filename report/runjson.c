@@ -47,6 +47,29 @@ static cJSON *genergy_json(const struct genergy *e, long long tokens)
     return o;
 }
 
+/* The first rows of a hot-function table, for scripts: name, share, CPU s, serial. */
+static void hot_rows(cJSON *hot, const char *key, const struct prof_row *r, size_t n, double wall_s)
+{
+    cJSON *arr = cJSON_AddArrayToObject(hot, key);
+    for (size_t i = 0; arr && i < n && i < 5; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return;
+        cJSON_AddItemToArray(arr, o);
+        cJSON_AddStringToObject(o, "name", r[i].name);
+        add_num(o, "share", r[i].share);
+        if (r[i].cpu_s >= 0)
+            add_num(o, "cpu_s", r[i].cpu_s);
+        double pct = r[i].pct_wall;
+        if (pct < 0 && r[i].busiest_s >= 0 && wall_s > 0)
+            pct = 100 * r[i].busiest_s / wall_s;
+        if (pct >= 0)
+            cJSON_AddBoolToObject(o, "serial", pct >= 100 * SERIAL_SHARE);
+        if (r[i].source[0])
+            cJSON_AddStringToObject(o, "source", r[i].source);
+    }
+}
+
 static void group_json(cJSON *groups, cJSON *energy, const struct run_model *m,
                        const struct group_result *g)
 {
@@ -74,6 +97,13 @@ static void group_json(cJSON *groups, cJSON *energy, const struct run_model *m,
     if (g->busiest_share >= 0) {
         add_num(o, "busiest_thread_share_of_wall", g->busiest_share);
         cJSON_AddBoolToObject(o, "serial", g->busiest_share >= SERIAL_SHARE);
+    }
+    if (g->prof && (g->prof->nself || g->prof->nincl)) {
+        cJSON *hot = cJSON_AddObjectToObject(o, "hot");
+        if (hot) {
+            hot_rows(hot, "self", g->prof->self, g->prof->nself, g->b.wall_s);
+            hot_rows(hot, "inclusive", g->prof->incl, g->prof->nincl, g->b.wall_s);
+        }
     }
     cJSON *e = cJSON_AddObjectToObject(o, "energy");
     if (!e)

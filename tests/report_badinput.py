@@ -194,6 +194,33 @@ def test_profile():
     check("f\\|g?" in out, "a function name is cleaned for its table cell")
 
 
+def test_serial_mark():
+    """profile.json rows: `serial` exactly where one thread holds 80% or more of the group's wall
+    (prefill is 1.0 s long in make_run)."""
+    make_run("s", samples=True)
+    with open("s/profile.json", "w") as f:
+        json.dump({"samples": 1, "dropped": 0, "period_s": 0.005, "groups": {"prefill": {
+            "samples": 1, "cpu_s": 1.7,
+            "self": [{"name": "matmul", "share": 0.6, "cpu_s": 0.9, "threads": 1, "busiest_thread_s": 0.85,
+                      "pct_of_wall_on_busiest_thread": 85.0, "source": "mm.c:10"},
+                     {"name": "softmax", "share": 0.3, "cpu_s": 0.5, "threads": 4, "busiest_thread_s": 0.2,
+                      "pct_of_wall_on_busiest_thread": 20.0},
+                     {"name": "edge", "share": 0.1, "cpu_s": 0.8, "threads": 1, "busiest_thread_s": 0.8}],
+            "inclusive": [{"name": "main", "share": 1.0}],
+            "busiest_threads": [{"tid": 7, "name": "main", "cpu_s": 0.9}]}}}, f)
+    os.utime("s/profile.json", (4e9, 4e9))
+    out = accepted(["s"], "profile.json with serial rows")
+    rows = {l.split("|")[1].strip(): l for l in out.splitlines() if l.startswith("| ") and "%" in l}
+    check("serial" in rows.get("matmul", "") and "mm.c:10" in rows.get("matmul", ""), "matmul serial: %s" % rows.get("matmul"))
+    check("serial" not in rows.get("softmax", "-"), "softmax not serial: %s" % rows.get("softmax"))
+    check("serial" in rows.get("edge", ""), "80%% exactly (from busiest_thread_s / wall) is serial: %s" % rows.get("edge"))
+    check("90% of the wall: the group is serial on it" in out, "group serial on its busiest thread")
+    with open("s/run.json") as f:
+        g = json.load(f)["groups"]["prefill"]
+    check(g.get("serial") is True and [r.get("serial") for r in g["hot"]["self"]] == [True, False, True],
+          "run.json serial marks: %s" % g.get("hot"))
+
+
 def test_llama_bench_output():
     make_run("l")
     with open("l/target.stdout", "wb") as f:
@@ -261,7 +288,8 @@ def test_cases_file():
 
 
 def main():
-    for t in (test_counters, test_hostile_values, test_profile, test_llama_bench_output, test_cases_file):
+    for t in (test_counters, test_hostile_values, test_profile, test_serial_mark, test_llama_bench_output,
+              test_cases_file):
         t()
     print("%d failures" % len(failures))
     return 1 if failures else 0

@@ -8,8 +8,8 @@ certain. With --llama-bench the engines print llama-bench JSON instead of marker
 tradeoff with prefill worse and decode better; llama-bench output giving an improvement; a
 failing arm and a timed-out arm recorded while the matrix goes on; a missing model skipped; one
 build against itself neutral; table.md as compare.py's write_table writes it (rebuilt here from
-matrix.json); matrix.json after every case; SIGINT keeping the finished cases and killing the
-running arm; --precheck skip refusing arms only on a busy machine.
+matrix.json); matrix.json after every case; --noise floors; SIGINT keeping the finished cases and killing
+the running arm; --precheck skip refusing arms only on a busy machine.
 """
 import json
 import os
@@ -191,6 +191,18 @@ def test_self():
         check([a["side"] for a in c["arms"]] == list("ABAB"), "order ABAB")
 
 
+def test_noise():
+    """A measured noise floor wider than the difference turns better/worse into same."""
+    with open("noise.json", "w") as f:
+        json.dump({"mixed": {"decode_tps": 0.3, "prefill_tps": 0.3}}, f)
+    p = matrix({"cases": [{"label": "mixed", "binary": "engine"}]}, "--a", "A=A", "--b", "B=B",
+               "--precheck", "off", "--order", "AB", "--noise", "noise.json", out="noisy")
+    check(p.returncode == 0, "noise matrix exit %d: %s" % (p.returncode, p.stderr))
+    c = load("noisy")["cases"][0]
+    check(c["verdict"] == "neutral" and c["metrics"]["decode_tps"]["verdict"] == "same" and
+          c["metrics"]["decode_tps"]["ratio"] == 1.25, "with a 30%% floor: %s" % json.dumps(c["metrics"]))
+
+
 def test_interrupt():
     with open("cases.json", "w") as f:
         json.dump({"defaults": {"binary": "engine"},
@@ -234,6 +246,6 @@ def test_precheck_skip():
 if __name__ == "__main__":
     build("A", {"prefill": 0.15, "decode": 0.20})
     build("B", {"prefill": 0.1875, "decode": 0.16})
-    for t in (test_ab, test_self, test_interrupt, test_precheck_skip):
+    for t in (test_ab, test_self, test_noise, test_interrupt, test_precheck_skip):
         t()
     print("report_matrix: all checks passed")
