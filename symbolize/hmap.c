@@ -35,7 +35,7 @@ void hmap_free(struct hmap *m)
     m->kw = kw;
 }
 
-static int same(const uint64_t *a, const uint64_t *b, unsigned kw)
+static inline __attribute__((always_inline)) int same(const uint64_t *a, const uint64_t *b, unsigned kw)
 {
     for (unsigned i = 0; i < kw; i++)
         if (a[i] != b[i])
@@ -93,7 +93,7 @@ uint64_t *hmap_get(struct hmap *m, const uint64_t *key, int *is_new)
 {
     if (is_new)
         *is_new = 0;
-    if ((m->n + 1) * 4 > m->cap * 3 && grow(m) != 0)
+    if ((m->n + 1) * 2 > m->cap && grow(m) != 0) /* at most half full: short probes */
         return NULL;
     size_t mask = m->cap - 1, j = hmap_hash(key, m->kw) & mask;
     while (m->used[j]) {

@@ -7,8 +7,58 @@
 #include "tables.h"
 
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
+
+/* The four writers only read the profile, so they run side by side (stacks.folded and
+ * profile.pb.gz are the big ones). */
+struct job {
+    int (*fn)(const struct profile *p, char *err, size_t errlen);
+    const struct profile *p;
+    int rc;
+    char err[1024];
+};
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    j->rc = j->fn(j->p, j->err, sizeof j->err);
+    return NULL;
+}
+
+static int write_tables(const struct profile *p, char *err, size_t errlen);
+static int write_tables_top;
+
+static int write_outputs(const struct profile *p, int top, char *err, size_t errlen)
+{
+    write_tables_top = top;
+    struct job jobs[4] = {
+        {.fn = export_folded, .p = p}, {.fn = export_pprof, .p = p},
+        {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p},
+    };
+    pthread_t th[2];
+    int started[2] = {0, 0};
+    for (int i = 0; i < 2; i++)
+        started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
+    for (int i = 0; i < 4; i++)
+        if (i >= 2 || !started[i])
+            run_job(&jobs[i]); /* in this thread: the last two, and any that could not start */
+    for (int i = 0; i < 2; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        if (jobs[i].rc != 0) {
+            snprintf(err, errlen, "%s", jobs[i].err);
+            return -1;
+        }
+    return 0;
+}
+
+static int write_tables(const struct profile *p, char *err, size_t errlen)
+{
+    return tables_write(p, write_tables_top, err, errlen);
+}
 
 static double now_s(void)
 {
@@ -40,8 +90,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
             if (m->kind == SYM_FILE && *m->why)
                 prof_warn(p, "%s: %s", symtab_str(&p->st, m->path), m->why);
         }
-        if (tables_write(p, opts->top, err, errlen) != 0 || export_folded(p, err, errlen) != 0 ||
-            export_pprof(p, err, errlen) != 0 || export_trace(p, err, errlen) != 0)
+        if (write_outputs(p, opts->top, err, errlen) != 0)
             rc = SYMBOLIZE_FAILED_WRITE;
         const char *prog = opts->prog ? opts->prog : "perfscope-symbolize";
         const cJSON *w;
