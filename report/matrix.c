@@ -373,8 +373,12 @@ int cmd_matrix(int argc, char **argv)
         }
     }
     if (stop_flag) {
-        fprintf(stderr, "perfscope-report: matrix interrupted: %d finished case%s kept in %s/matrix.json\n",
-                cJSON_GetArraySize(list), cJSON_GetArraySize(list) == 1 ? "" : "s", o.out_abs);
+        int done = cJSON_GetArraySize(list);
+        if (done)
+            fprintf(stderr, "perfscope-report: matrix interrupted: %d finished case%s kept in "
+                            "%s/matrix.json\n", done, done == 1 ? "" : "s", o.out_abs);
+        else
+            fprintf(stderr, "perfscope-report: matrix interrupted before any case finished\n");
         rc = MATRIX_INTERRUPTED;
         goto out;
     }
