@@ -313,10 +313,13 @@ int cmd_run(const char *dir)
             rc = -1;
         }
     }
-    if (rc == 0)
-        rc = write_outputs(&m, md, err, sizeof err);
-    if (rc == 0)
+    if (rc == 0) {
+        /* The report is printed even when OUT cannot be written (a folder that is not ours):
+         * the write failure is then the one line on stderr, and the exit status 2. */
         fputs(md, stdout);
+        fflush(stdout);
+        rc = write_outputs(&m, md, err, sizeof err);
+    }
     free(md);
     run_model_free(&m);
     if (rc != 0) {
