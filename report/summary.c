@@ -1,4 +1,4 @@
-/* summary.c: `perfscope-report OUT`, the first report: what the run recorded, section by
+/* summary.c: `perfscope-report dump run OUT`, the first report: what the run recorded, section by
  * section (meta, samples per file and thread, samples per phase group, boundaries, counters,
  * the shim's log). It must never print before every input has been read and accepted, and never
  * write into OUT. */
