@@ -276,10 +276,24 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
         return -1;
     }
     int rc = -1;
-    if (snprintf(path, sizeof path, "%s/run.json", m->dir) >= (int)sizeof path)
+    if (snprintf(path, sizeof path, "%s/run.json", m->dir) >= (int)sizeof path) {
         reader_error(err, errlen, m->dir, "path too long");
-    else if (write_json_atomic(path, j, err, errlen) == 0)
-        rc = 0;
+    } else {
+        /* A matrix arm's run.json holds the runner's facts, which the run folder does not:
+         * they are kept when the run is summarized again. */
+        cJSON *old = NULL;
+        char ignored[REPORT_ERR_MAX];
+        if (read_json_file(path, 64u << 20, 1, &old, ignored, sizeof ignored) == 0) {
+            cJSON *runner = cJSON_DetachItemFromObjectCaseSensitive(old, "runner");
+            if (cJSON_IsObject(runner))
+                cJSON_AddItemToObject(j, "runner", runner);
+            else
+                cJSON_Delete(runner);
+        }
+        cJSON_Delete(old);
+        if (write_json_atomic(path, j, err, errlen) == 0)
+            rc = 0;
+    }
     cJSON_Delete(j);
     if (rc != 0 || !markdown)
         return rc;
