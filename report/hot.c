@@ -41,7 +41,9 @@ static size_t take_rows(const cJSON *arr, struct prof_row *rows)
         row->threads = th >= 0 && th < 1e9 ? (int)th : -1;
         row->busiest_s = num(r, "busiest_thread_s", -1);
         row->pct_wall = num(r, "pct_of_wall_on_busiest_thread", -1);
-        const char *src = str(r, "source");
+        /* self rows: the line with most samples where the symbolizer gives it, else the
+         * function's own file:line */
+        const char *src = str(r, "hot_line") ? str(r, "hot_line") : str(r, "source");
         const char *file = str(r, "file");
         double line = num(r, "line", -1);
         if (src)

@@ -2,7 +2,7 @@
  * (DESIGN 4): per group the top rows by self and by inclusive time, and the busiest thread.
  * Accepted: the reference harness's shape ({"samples","dropped","period_s","groups":{name:
  * {"samples","cpu_s","self":[{"name","share","cpu_s","threads","busiest_thread_s",
- * "pct_of_wall_on_busiest_thread", "source" or "file"+"line"}], "inclusive":[...],
+ * "pct_of_wall_on_busiest_thread", "hot_line" or "source" or "file"+"line"}], "inclusive":[...],
  * "busiest_threads":[{"tid","name","cpu_s"}]}}}); unknown members are ignored, a row without a
  * name is skipped. Refused (-1, one line): unreadable, empty, over 256 MiB, not a JSON object,
  * or no "groups" object. */
@@ -16,7 +16,7 @@
 
 struct prof_row {
     char name[160];
-    char source[160];       /* "file:line", "" unknown */
+    char source[160];       /* "file:line" (hot_line, else source), "" unknown */
     double share;           /* of the group's samples, 0..1 */
     double cpu_s;           /* < 0 unknown */
     int threads;            /* < 0 unknown */
