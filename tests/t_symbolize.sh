@@ -17,6 +17,10 @@ set -u
 need_shim
 tool=${TOOLS:-$BUILD}/perfscope-symbolize
 [ -x "$tool" ] || fail "$tool is not built (make)"
+# lib.sh rebuilds a target when its source changes; these also depend on sym_burn.h.
+for t in sym_target sym_dl.so sym_stripped.so; do
+  [ "$ROOT/tests/targets/sym_burn.h" -nt "$BUILD/tests/$t" ] && rm -f "$BUILD/tests/$t"
+done
 build_target sym_target
 build_lib sym_dl
 build_lib sym_stripped -fno-toplevel-reorder   # keep the hidden function after the exported one

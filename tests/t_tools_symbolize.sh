@@ -15,6 +15,10 @@ set -u
 tool=${TOOLS:?}/perfscope-symbolize
 [ -x "$tool" ] || fail "$tool is not built (make $(basename "$TOOLS")/perfscope-symbolize)"
 command -v addr2line >/dev/null || skip "addr2line (binutils) missing"
+# lib.sh rebuilds a target when its source changes; these also depend on sym_burn.h.
+for t in sym_target sym_dl.so sym_stripped.so; do
+  [ "$ROOT/tests/targets/sym_burn.h" -nt "$BUILD/tests/$t" ] && rm -f "$BUILD/tests/$t"
+done
 build_target sym_target
 build_lib sym_dl
 build_lib sym_stripped -fno-toplevel-reorder

@@ -18,15 +18,16 @@
 #include "perfscope.h"
 
 extern "C" {
-#include "burn.h"
-DEFINE_BURN_SINK
-DEFINE_BURN(c_plain)
-DEFINE_BURN(c_worker)
+#include "sym_burn.h"
+SYM_BURN(c_plain)
+SYM_BURN(c_worker)
 }
+
+static volatile uint64_t sink;
 
 static inline __attribute__((always_inline)) uint64_t hot_inline(uint64_t x) /* @sym:hot_inline_decl */
 {
-    for (int i = 0; i < 1000000; i++) {                    /* @sym:hot_begin */
+    for (int i = 0; i < SYM_SPIN; i++) {                   /* @sym:hot_begin */
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         __asm__ volatile("" : "+r"(x));
     }                                                      /* @sym:hot_end */
@@ -35,34 +36,34 @@ static inline __attribute__((always_inline)) uint64_t hot_inline(uint64_t x) /* 
 
 extern "C" __attribute__((noinline)) uint64_t inline_outer(double seconds)
 {
-    uint64_t until = thread_cpu_ns() + (uint64_t)(seconds * 1e9), x = 1;
-    while (thread_cpu_ns() < until)
+    uint64_t until = sym_thread_cpu_ns() + (uint64_t)(seconds * 1e9), x = 1;
+    while (sym_thread_cpu_ns() < until)
         x = hot_inline(x);
-    burn_sink += x;
+    sink += x;
     return x;
 }
 
 template <typename T> __attribute__((noinline)) uint64_t tmpl_burn(double seconds)
 {
-    uint64_t until = thread_cpu_ns() + (uint64_t)(seconds * 1e9);
+    uint64_t until = sym_thread_cpu_ns() + (uint64_t)(seconds * 1e9);
     T x = (T)1;
     for (;;) {
-        for (int i = 0; i < 1000000; i++) {
+        for (int i = 0; i < SYM_SPIN / 4; i++) { /* through memory: about 4 times slower */
             x = x * (T)3 + (T)1;
             __asm__ volatile("" : "+m"(x));
         }
-        if (thread_cpu_ns() >= until)
+        if (sym_thread_cpu_ns() >= until)
             break;
     }
-    burn_sink += (uint64_t)x;
+    sink += (uint64_t)x;
     return (uint64_t)x;
 }
 
 static double timed(uint64_t (*fn)(double), double s)
 {
-    uint64_t t0 = thread_cpu_ns();
+    uint64_t t0 = sym_thread_cpu_ns();
     fn(s);
-    return (double)(thread_cpu_ns() - t0) * 1e-9;
+    return (double)(sym_thread_cpu_ns() - t0) * 1e-9;
 }
 
 static void *worker(void *arg)
