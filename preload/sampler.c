@@ -6,6 +6,7 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <libunwind.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -32,6 +33,7 @@ _Atomic uint64_t ps_signals_chained;
 int ps_timer_cookie;
 
 static struct sigaction target_action; /* what the target asked for SIGPROF */
+static int unwind_fast;
 static _Atomic int installed;
 
 #define PS_FD_BITS 65536
@@ -116,6 +118,27 @@ static uint32_t unwind_libunwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
     return n;
 }
 
+/* libunwind's fast tracer (unw_backtrace) caches each return address's frame layout, so a
+ * repeated stack costs a few table lookups a frame instead of a CFI evaluation. It starts from
+ * the handler, so the frames above the signal trampoline are skipped by finding the
+ * interrupted PC. Anything unexpected falls back to the step-by-step walk. */
+#define HANDLER_FRAMES_MAX 16
+static uint32_t unwind_libunwind_fast(ucontext_t *uc, uint64_t *frames, uint32_t max)
+{
+    void *buf[256 + HANDLER_FRAMES_MAX];
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    int n = unw_backtrace(buf, (int)max + HANDLER_FRAMES_MAX);
+    for (int i = 0; i < n && i < HANDLER_FRAMES_MAX; i++) {
+        if ((uint64_t)(uintptr_t)buf[i] != rip)
+            continue;
+        uint32_t k = 0;
+        for (int j = i; j < n && k < max; j++)
+            frames[k++] = (uint64_t)(uintptr_t)buf[j];
+        return k;
+    }
+    return unwind_libunwind(uc, frames, max);
+}
+
 /* The target's disposition for a SIGPROF that is not ours: its handler, or what the kernel
  * would have done (SIG_DFL terminates; SIG_IGN nothing). */
 static void chain(int sig, siginfo_t *si, void *uc)
@@ -175,7 +198,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
     } else {
         ps_guard_depth++;
-        rec->nframes = unwind_libunwind(uc, rec->frames, max);
+        rec->nframes = unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
         ps_guard_depth--;
     }
     ring_commit(t->ring);
@@ -212,6 +235,12 @@ int sampler_install(void)
     if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
         while (unw_step(&cursor) > 0)
             ;
+    const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
+    unwind_fast = !(fast && strcmp(fast, "0") == 0);
+    if (unwind_fast) {
+        void *warm[8];
+        unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
+    }
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
