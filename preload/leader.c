@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -30,6 +31,7 @@ int ps_leader_fd = -1;
 int ps_inotify_fd = -1;
 int ps_owns_meta; /* this process started the run: it writes meta.json's status at exit */
 
+int ps_wake_fd = -1; /* eventfd: leader_stop wakes the watcher out of poll at once */
 static pthread_t watcher;
 static int watcher_running;
 static _Atomic int watcher_stop;
@@ -182,20 +184,14 @@ static void *watcher_main(void *arg)
             if (left < timeout)
                 timeout = left < 1 ? 1 : left;
         }
-        if (ps_inotify_fd >= 0) {
-            struct pollfd p = { .fd = ps_inotify_fd, .events = POLLIN };
-            int r = poll(&p, 1, timeout);
-            if (r > 0 && (p.revents & POLLIN)) {
-                char ev[4096];
-                while (read(ps_inotify_fd, ev, sizeof ev) > 0)
-                    ;
-            }
-        } else if (ps_cfg.markers[0]) {
-            struct timespec ts = { 0, 2000000 };
-            nanosleep(&ts, NULL);
-        } else {
-            struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000L };
-            nanosleep(&ts, NULL);
+        if (ps_cfg.markers[0] && ps_inotify_fd < 0)
+            timeout = 2; /* no inotify: poll the file */
+        struct pollfd p[2] = { { .fd = ps_wake_fd, .events = POLLIN }, { .fd = ps_inotify_fd, .events = POLLIN } };
+        int r = poll(p, ps_inotify_fd >= 0 ? 2 : 1, timeout);
+        if (r > 0 && (p[1].revents & POLLIN)) {
+            char ev[4096];
+            while (read(ps_inotify_fd, ev, sizeof ev) > 0)
+                ;
         }
         read_markers();
     }
@@ -208,6 +204,13 @@ static void *watcher_main(void *arg)
 static void become_leader(void)
 {
     atomic_store(&ps_is_leader, 1);
+    if (ps_wake_fd < 0) {
+        int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (fd >= 0) {
+            ps_wake_fd = clock_move_fd_high(fd);
+            sampler_mark_perf_fd(ps_wake_fd, 1);
+        }
+    }
     atomic_store(&watcher_stop, 0);
     if (ps_real_pthread_create(&watcher, NULL, watcher_main, NULL) == 0)
         watcher_running = 1;
@@ -281,6 +284,10 @@ void leader_stop(void)
     if (!watcher_running)
         return;
     atomic_store(&watcher_stop, 1);
+    if (ps_wake_fd >= 0) {
+        uint64_t one = 1;
+        if (write(ps_wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
+    }
     pthread_join(watcher, NULL);
     watcher_running = 0;
 }
@@ -294,10 +301,13 @@ void leader_forget_after_fork(void)
         ps_real_close(ps_leader_fd);
         ps_leader_fd = -1;
     }
-    if (ps_inotify_fd >= 0) {
-        sampler_mark_perf_fd(ps_inotify_fd, 0);
-        ps_real_close(ps_inotify_fd);
-        ps_inotify_fd = -1;
+    int *ours[] = { &ps_inotify_fd, &ps_wake_fd };
+    for (size_t i = 0; i < 2; i++) {
+        if (*ours[i] < 0)
+            continue;
+        sampler_mark_perf_fd(*ours[i], 0);
+        ps_real_close(*ours[i]);
+        *ours[i] = -1;
     }
     watcher_running = 0;
     ps_owns_meta = 0;

@@ -27,7 +27,7 @@
 #include "writer.h"
 
 extern pid_t ps_pid;
-extern int ps_leader_fd, ps_inotify_fd;
+extern int ps_leader_fd, ps_inotify_fd, ps_wake_fd;
 
 #define REAL(name) real_##name
 #define RESOLVE(name)                                                              \
@@ -433,8 +433,8 @@ static void make_room(int fd)
                 return; /* dup2 itself closes the old number */
         }
     }
-    int *holders[] = { &ps_leader_fd, &ps_inotify_fd };
-    for (size_t i = 0; i < 2; i++) {
+    int *holders[] = { &ps_leader_fd, &ps_inotify_fd, &ps_wake_fd };
+    for (size_t i = 0; i < 3; i++) {
         if (*holders[i] != fd)
             continue;
         int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);

@@ -102,6 +102,7 @@ void ps_log(const char *fmt, ...)
 }
 
 static pthread_mutex_t log_once_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
 
 void ps_log_once(const char *key, const char *fmt, ...)
 {
@@ -130,6 +131,7 @@ void ps_log_once(const char *key, const char *fmt, ...)
 static void reset_locks_in_child(void)
 {
     pthread_mutex_init(&log_once_lock, NULL);
+    pthread_mutex_init(&listed_lock, NULL);
     markers_after_fork();
 }
 
@@ -288,14 +290,18 @@ static void procs_exit_line_signal_safe(const char *status)
     }
 }
 
-int ps_run_pids(pid_t *pids, int max)
+/* The run's processes as procs.jsonl lists them (started, not exited), parsed again only when
+ * the file changed: the leader asks at every counter read. */
+static pid_t listed[256];
+static int nlisted;
+static struct stat listed_st;
+
+static void parse_procs(const char *path)
 {
-    char path[PATH_MAX];
-    ps_path(path, sizeof path, "procs.jsonl");
+    nlisted = 0;
     FILE *f = fopen(path, "re");
     if (!f)
-        return 0;
-    int n = 0;
+        return;
     char line[8192];
     while (fgets(line, sizeof line, f)) {
         cJSON *o = cJSON_Parse(line);
@@ -306,23 +312,39 @@ int ps_run_pids(pid_t *pids, int max)
         if (cJSON_IsNumber(pid) && cJSON_IsString(ev)) {
             pid_t p = (pid_t)pid->valuedouble;
             int at = -1;
-            for (int i = 0; i < n; i++)
-                if (pids[i] == p)
+            for (int i = 0; i < nlisted; i++)
+                if (listed[i] == p)
                     at = i;
             if (strcmp(ev->valuestring, "exit") == 0) {
                 if (at >= 0)
-                    pids[at] = pids[--n];
-            } else if (at < 0 && n < max) {
-                pids[n++] = p;
+                    listed[at] = listed[--nlisted];
+            } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {
+                listed[nlisted++] = p;
             }
         }
         cJSON_Delete(o);
     }
     fclose(f);
+}
+
+int ps_run_pids(pid_t *pids, int max)
+{
+    char path[PATH_MAX];
+    ps_path(path, sizeof path, "procs.jsonl");
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    pthread_mutex_lock(&listed_lock);
+    if (st.st_size != listed_st.st_size || st.st_ino != listed_st.st_ino ||
+        st.st_mtim.tv_sec != listed_st.st_mtim.tv_sec || st.st_mtim.tv_nsec != listed_st.st_mtim.tv_nsec) {
+        parse_procs(path);
+        listed_st = st;
+    }
     int alive = 0;
-    for (int i = 0; i < n; i++)
-        if (kill(pids[i], 0) == 0 || errno == EPERM)
-            pids[alive++] = pids[i];
+    for (int i = 0; i < nlisted && alive < max; i++)
+        if (kill(listed[i], 0) == 0 || errno == EPERM)
+            pids[alive++] = listed[i];
+    pthread_mutex_unlock(&listed_lock);
     return alive;
 }
 

@@ -35,6 +35,10 @@ static int files_ok;
 
 static _Atomic int io_lock;
 static _Atomic int stop_requested;
+/* The writer sleeps on this, so a stop (exit, exec) wakes it at once instead of after a
+ * period: the target's exit must not wait for us. */
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond;
 static pthread_t writer_thread;
 static int writer_running;
 static uint64_t writer_thread_cpu_ns;
@@ -331,8 +335,18 @@ static void *writer_main(void *arg)
     ps_guard_enter();
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0;
     while (!atomic_load(&stop_requested)) {
-        struct timespec ts = { 0, FLUSH_MS * 1000000L };
-        nanosleep(&ts, NULL);
+        /* With nothing to flush only the leader takeover check remains: every 250 ms. */
+        long ms = files_ok ? FLUSH_MS : 250;
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += ms * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_mutex_lock(&wake_lock);
+        while (!atomic_load(&stop_requested) &&
+               pthread_cond_timedwait(&wake_cond, &wake_lock, &until) != ETIMEDOUT)
+            ;
+        pthread_mutex_unlock(&wake_lock);
         if (atomic_load(&stop_requested))
             break;
         uint64_t now = ps_now_ns();
@@ -358,8 +372,21 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static int cond_ready;
+
 int writer_start(void)
 {
+    if (!cond_ready) {
+        pthread_condattr_t attr;
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&wake_cond, &attr);
+        pthread_condattr_destroy(&attr);
+        cond_ready = 1;
+    }
+    /* A leader without samples has nothing for this thread to do. */
+    if (!files_ok && atomic_load(&ps_is_leader))
+        return 0;
     atomic_store(&stop_requested, 0);
     if (ps_real_pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
         ps_log("cannot start the writer thread: samples are flushed only at exit");
@@ -375,7 +402,10 @@ void writer_stop(void)
 {
     if (!writer_running)
         return;
+    pthread_mutex_lock(&wake_lock);
     atomic_store(&stop_requested, 1);
+    pthread_cond_signal(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
     pthread_join(writer_thread, NULL);
     writer_running = 0;
 }
@@ -384,6 +414,8 @@ void writer_stop(void)
 void writer_forget_after_fork(void)
 {
     writer_running = 0;
+    pthread_mutex_init(&wake_lock, NULL);
+    cond_ready = 0; /* the parent's writer may have been waiting on it */
     atomic_store(&io_lock, 0);
     free(maps_last);
     maps_last = NULL;
