@@ -6,17 +6,19 @@ CXX     ?= g++
 BUILD   := build
 WARN    := -Wall -Wextra -Werror -Wno-format-truncation
 CFLAGS  ?= -O2 -g
-override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -D_GNU_SOURCE
+override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -Icommon -D_GNU_SOURCE
 # -Wno-format-truncation: paths are cut at PATH_MAX on purpose; a cut path fails to open and is logged.
 # pkg-config is asked only when a recipe runs, after `deps` has installed what is missing.
 PKG      = $(shell pkg-config --cflags $(1))
 PKGLIBS  = $(shell pkg-config --libs $(1))
 
-PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c))
-SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c)))
+# common/: code both the shim and the tools compile (one rule, one reader, in one place).
+COMMON_SRC   := $(sort $(wildcard common/*.c))
+PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c)) $(COMMON_SRC)
+SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c))) $(COMMON_SRC)
 REPORT_SRC   := $(sort $(wildcard report/*.c))
-PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h) Makefile
-SYM_HDR      := $(wildcard symbolize/*.h include/*.h)
+PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h common/*.h) Makefile
+SYM_HDR      := $(wildcard symbolize/*.h include/*.h common/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a

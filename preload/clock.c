@@ -196,34 +196,35 @@ int clock_arm(struct ps_thread *t, int self)
     return -1;
 }
 
+/* Our copy of t's perf event: unmapped, unmarked and closed. */
+static void close_perf(struct ps_thread *t)
+{
+    if (t->perf_fd < 0)
+        return;
+    sampler_mark_perf_fd(t->perf_fd, 0);
+    if (t->perf_rb)
+        munmap(t->perf_rb, 2 * page_size);
+    ps_real_close(t->perf_fd);
+    t->perf_fd = -1;
+    t->perf_rb = NULL;
+}
+
 void clock_disarm(struct ps_thread *t)
 {
     if (t->has_timer) {
         timer_delete(t->timer);
         t->has_timer = 0;
     }
-    if (t->perf_fd >= 0) {
+    if (t->perf_fd >= 0)
         ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-        sampler_mark_perf_fd(t->perf_fd, 0);
-        if (t->perf_rb)
-            munmap(t->perf_rb, 2 * page_size);
-        ps_real_close(t->perf_fd);
-        t->perf_fd = -1;
-        t->perf_rb = NULL;
-    }
+    close_perf(t);
 }
 
 void clock_forget_inherited(struct ps_thread *t)
 {
-    /* In a fork child: the parent's events are the parent's; drop our copies only. */
-    if (t->perf_fd >= 0) {
-        sampler_mark_perf_fd(t->perf_fd, 0);
-        if (t->perf_rb)
-            munmap(t->perf_rb, 2 * page_size);
-        ps_real_close(t->perf_fd);
-    }
-    t->perf_fd = -1;
-    t->perf_rb = NULL;
+    /* In a fork child: the parent's events are the parent's (no disable: that would stop
+     * them for the parent too); drop our copies only. Timers are not inherited. */
+    close_perf(t);
     t->has_timer = 0;
 }
 

@@ -4,7 +4,6 @@
  * fatal-signal path rewrites only the status, from a text rendered in advance: no allocation. */
 #include "meta.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
+#include "machine.h"
 #include "sampler.h"
 #include "shim.h"
 #include "writer.h"
@@ -116,68 +116,13 @@ static void add_host(cJSON *m)
     cJSON_AddStringToObject(h, "kernel_hz_from", ps_kernel_hz_source);
 }
 
-/* Other processes on the CPU right now (state R in /proc/<pid>/stat), not counting this one. */
-static int busy_processes(cJSON *list)
-{
-    int count = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    struct dirent *e;
-    pid_t self = getpid();
-    while ((e = readdir(d)) != NULL && count < 32) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == self)
-            continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        ps_real_close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = 0;
-        char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-        if (!lp || !rp || rp[1] != ' ' || rp[2] != 'R')
-            continue;
-        cJSON *p = cJSON_CreateObject();
-        cJSON_AddNumberToObject(p, "pid", (double)pid);
-        *rp = 0;
-        cJSON_AddStringToObject(p, "comm", lp + 1);
-        cJSON_AddItemToArray(list, p);
-        count++;
-    }
-    closedir(d);
-    return count;
-}
-
 static void add_machine_before(cJSON *m)
 {
-    cJSON *mb = cJSON_AddObjectToObject(m, "machine_before");
-    double load[3] = { 0, 0, 0 };
-    FILE *f = fopen("/proc/loadavg", "re");
-    if (f) {
-        if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
-            load[0] = load[1] = load[2] = 0;
-        fclose(f);
-    }
-    cJSON *la = cJSON_AddArrayToObject(mb, "loadavg");
-    for (int i = 0; i < 3; i++)
-        cJSON_AddItemToArray(la, cJSON_CreateNumber(load[i]));
-    cJSON *busy = cJSON_AddArrayToObject(mb, "busy_processes");
-    int nbusy = busy_processes(busy);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    char why[160] = "";
-    if (load[0] > 0.25 * (double)cores)
-        snprintf(why, sizeof why, "load average %.2f on %ld cores", load[0], cores);
-    else if (nbusy > 0)
-        snprintf(why, sizeof why, "%d other process%s running", nbusy, nbusy > 1 ? "es" : "");
-    cJSON_AddBoolToObject(mb, "clean", why[0] == 0);
-    if (why[0])
-        cJSON_AddStringToObject(mb, "why_not", why);
+    struct machine_state st;
+    machine_check(&st);
+    cJSON *mb = machine_json(&st);
+    if (mb)
+        cJSON_AddItemToObject(m, "machine_before", mb);
 }
 
 static void add_config(cJSON *m)

@@ -1,5 +1,6 @@
-/* machine.c: the machine check before each matrix arm (machine.h). It must never count this
- * process as busy and never fail: what cannot be read counts as quiet. */
+/* machine.c: is the machine quiet enough to measure on (machine.h)? Shared by the shim (meta.json's
+ * machine_before) and the matrix runner (before each arm), so both apply one rule. It must never
+ * count this process as busy and never fail: what cannot be read counts as quiet. */
 #include "machine.h"
 
 #include <dirent.h>
