@@ -2,7 +2,7 @@
  * member of a type compare.py would choke on (beyond the numbers it takes for strings), and
  * never leave a half-built case list behind on error. */
 #include "cases.h"
-#include "files.h"
+#include "jsonl.h"
 #include "textfile.h"
 
 #include <cjson/cJSON.h>
@@ -181,7 +181,7 @@ int cases_load(const char *path, struct cases *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     cJSON *spec;
-    if (read_json_file(path, CASES_MAX_BYTES, 0, &spec, err, errlen) != 0)
+    if (json_file_load(path, CASES_MAX_BYTES, 0, &spec, err, errlen) != 0)
         return -1;
     const cJSON *defaults = cJSON_GetObjectItemCaseSensitive(spec, "defaults");
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, "cases");

@@ -7,6 +7,7 @@
  * folder itself (only run_summarize does, in a raw one). */
 #include "diff.h"
 #include "jsondoc.h"
+#include "jsonl.h"
 #include "judge.h"
 #include "noise.h"
 #include "pyfmt.h"
@@ -112,8 +113,8 @@ static int is_raw_run(const char *dir)
 /* Reads one run.json and checks it as compare.py would use it. */
 static int load_run_file(struct side *s, const char *path, char *err, size_t errlen)
 {
-    cJSON *run = jsondoc_load(path, err, errlen);
-    if (!run)
+    cJSON *run;
+    if (json_file_load(path, JSON_FILE_MAX_BYTES, 0, &run, err, errlen) != 0)
         return -1;
     char what[REPORT_ERR_MAX];
     if (judge_check_run(run, what, sizeof what) != 0) {
@@ -397,7 +398,8 @@ int cmd_diff(int argc, char **argv)
     char err[REPORT_ERR_MAX] = "";
     double noise[JUDGE_NMETRICS] = {0};
     if (o.noise_file) {
-        cJSON *doc = jsondoc_load(o.noise_file, err, sizeof err);
+        cJSON *doc;
+        json_file_load(o.noise_file, JSON_FILE_MAX_BYTES, 0, &doc, err, sizeof err);
         char what[REPORT_ERR_MAX];
         int rc = doc ? noise_select(doc, o.noise_case, noise, what, sizeof what) : -1;
         cJSON_Delete(doc);

@@ -1,6 +1,7 @@
-/* files.h: file helpers shared by the report's writers and readers: whole small files read with a
- * cap, output written through a temporary name and a rename (a reader never sees half a file, a
- * failure never leaves one), and the path of a tool installed beside this binary. */
+/* files.h: file helpers shared by the report's writers: output written through a temporary name
+ * and a rename (a reader never sees half a file, a failure never leaves one), the path of a tool
+ * installed beside this binary, a file's age. Whole files are read with symbolize/'s readers
+ * (textfile_slurp, json_file_load). */
 #ifndef PERFSCOPE_REPORT_FILES_H
 #define PERFSCOPE_REPORT_FILES_H
 
@@ -12,17 +13,6 @@ int write_file_atomic(const char *path, const char *data, size_t len, char *err,
 
 /* cJSON_Print of obj, written as above with a final newline. */
 int write_json_atomic(const char *path, const cJSON *obj, char *err, size_t errlen);
-
-/* Reads a regular file of at most cap bytes into a new NUL-terminated buffer (*len bytes).
- * 0; 1 when the file does not exist (only if missing_ok); -1 with "<path>: <why>" in err
- * (unreadable, not a regular file, empty, over the cap). */
-int read_small_file(const char *path, size_t cap, int missing_ok, char **buf, size_t *len,
-                    char *err, size_t errlen);
-
-/* Reads a JSON object from a file (read_small_file, then cJSON): 0 with *out, 1 when missing
- * (only if missing_ok), -1 with "<path>: <why>". */
-int read_json_file(const char *path, size_t cap, int missing_ok, cJSON **out, char *err,
-                   size_t errlen);
 
 /* "<folder of /proc/self/exe>/<name>" into buf: 0, or -1 when it cannot be found. */
 int path_beside_self(const char *name, char *buf, size_t size);

@@ -1,7 +1,7 @@
 /* hot.c: profile.json into per-group hot-function rows (hot.h). It must never parse JSON
  * by hand, never trust a member's type, and never keep more than PROFILE_TOP rows a table. */
 #include "hot.h"
-#include "files.h"
+#include "jsonl.h"
 #include "textfile.h"
 
 #include <math.h>
@@ -78,7 +78,7 @@ int profile_load(const char *path, struct profile **out, char *err, size_t errle
 {
     *out = NULL;
     cJSON *root;
-    if (read_json_file(path, PROFILE_MAX_BYTES, 0, &root, err, errlen) != 0)
+    if (json_file_load(path, PROFILE_MAX_BYTES, 0, &root, err, errlen) != 0)
         return -1;
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
     if (!cJSON_IsObject(groups)) {

@@ -1,18 +1,11 @@
-/* jsondoc.h: one whole JSON document from a file (run.json, a noise file, matrix.json), read
- * with cJSON, and the lookups that give it Python's json.load semantics (the last of duplicate
- * keys wins, truthiness as Python's). It must never parse by hand, never read an unbounded
- * file into memory, and never accept trailing garbage or a cut document. */
+/* jsondoc.h: the lookups that give a JSON document (run.json, a noise file, matrix.json, read
+ * with json_file_load of symbolize/jsonl.h) Python's json.load semantics: the last of duplicate
+ * keys wins, truthiness as Python's. It must never parse by hand. */
 #ifndef PERFSCOPE_JSONDOC_H
 #define PERFSCOPE_JSONDOC_H
 
 #include <stddef.h>
 #include <cjson/cJSON.h>
-
-#define JSONDOC_MAX_BYTES (64u << 20)
-
-/* The parsed document, or NULL with "<path>: <what is wrong>" in err (missing, not a regular
- * file, empty, too large, NUL bytes, cut short, not JSON, trailing garbage). */
-cJSON *jsondoc_load(const char *path, char *err, size_t errlen);
 
 /* obj[key] as Python's dict holds it after json.load: the last member of that exact
  * (case-sensitive) name; NULL if obj is not an object or has none. */

@@ -2,7 +2,7 @@
  * parse JSON by hand (cJSON does, from each '[' or '{' that starts a line), never read more than
  * LLAMABENCH_MAX_BYTES, and never fail the report. */
 #include "llamabench.h"
-#include "files.h"
+#include "textfile.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -66,7 +66,7 @@ int llamabench_parse(const char *path, struct llamabench *lb)
     lb->pp = lb->tg = -1;
     char *buf, err[256];
     size_t len;
-    if (read_small_file(path, LLAMABENCH_MAX_BYTES, 1, &buf, &len, err, sizeof err) != 0)
+    if (textfile_slurp(path, LLAMABENCH_MAX_BYTES, 1, &buf, &len, err, sizeof err) != 0)
         return 0;
     const char *p = buf, *end = buf + len;
     int failed = 0; /* a failed parse may have read to the end of the file: bounded */

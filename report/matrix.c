@@ -6,6 +6,7 @@
 #include "matrix.h"
 #include "files.h"
 #include "jsondoc.h"
+#include "jsonl.h"
 #include "judge.h"
 #include "noise.h"
 #include "pyfmt.h"
@@ -175,7 +176,7 @@ static int setup(struct matrix_opts *o, regex_t *only, int *have_only, cJSON **n
         *have_only = 1;
     }
     if (o->noise_path) {
-        if (!(*noise = jsondoc_load(o->noise_path, err, sizeof err))) {
+        if (json_file_load(o->noise_path, JSON_FILE_MAX_BYTES, 0, noise, err, sizeof err) != 0) {
             report_fail("%s", err);
             return -1;
         }

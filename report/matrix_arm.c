@@ -6,6 +6,7 @@
 #include "arm.h"
 #include "files.h"
 #include "jsondoc.h"
+#include "jsonl.h"
 #include "judge.h"
 #include "machine.h"
 #include "run.h"
@@ -191,7 +192,7 @@ static cJSON *arm_run_object(const char *dir, const struct arm_outcome *a, const
     note[0] = '\0';
     snprintf(path, sizeof path, "%s/run.json", dir);
     if (run_summarize(dir, err, sizeof err) == 0)
-        run = jsondoc_load(path, err, sizeof err);
+        json_file_load(path, JSON_FILE_MAX_BYTES, 0, &run, err, sizeof err);
     if (run && judge_check_run(run, note, notelen) != 0) {
         cJSON_Delete(run);
         run = NULL;

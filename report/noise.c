@@ -4,6 +4,7 @@
  * result: the whole output is built before anything is written. */
 #include "noise.h"
 #include "jsondoc.h"
+#include "jsonl.h"
 #include "pyfmt.h"
 #include "report.h"
 
@@ -223,8 +224,8 @@ int cmd_noise(int argc, char **argv)
         return REPORT_BAD_INPUT;
     }
     char err[REPORT_ERR_MAX] = "", what[REPORT_ERR_MAX];
-    cJSON *matrix = jsondoc_load(argv[0], err, sizeof err);
-    if (!matrix) {
+    cJSON *matrix;
+    if (json_file_load(argv[0], JSON_FILE_MAX_BYTES, 0, &matrix, err, sizeof err) != 0) {
         report_fail("%s", err);
         return REPORT_BAD_INPUT;
     }

@@ -5,6 +5,7 @@
 #include "runmodel.h"
 #include "run.h"
 #include "files.h"
+#include "jsonl.h"
 #include "report.h"
 #include "textfile.h"
 
@@ -283,7 +284,7 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
          * they are kept when the run is summarized again. */
         cJSON *old = NULL;
         char ignored[REPORT_ERR_MAX];
-        if (read_json_file(path, 64u << 20, 1, &old, ignored, sizeof ignored) == 0) {
+        if (json_file_load(path, JSON_FILE_MAX_BYTES, 1, &old, ignored, sizeof ignored) == 0) {
             cJSON *runner = cJSON_DetachItemFromObjectCaseSensitive(old, "runner");
             if (cJSON_IsObject(runner))
                 cJSON_AddItemToObject(j, "runner", runner);

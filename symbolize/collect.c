@@ -46,33 +46,10 @@ static int join(char *buf, size_t size, const char *dir, const char *name)
 
 static cJSON *read_json_object(struct profile *p, const char *path)
 {
-    FILE *f = fopen(path, "rbe");
-    if (!f) {
-        if (errno != ENOENT)
-            prof_warn(p, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat sb;
+    char err[600];
     cJSON *obj = NULL;
-    char *buf = NULL;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
-        prof_warn(p, "%s: not a regular file, ignored", path);
-    else if (sb.st_size == 0 || (unsigned long long)sb.st_size > META_MAX_BYTES)
-        prof_warn(p, "%s: %s (%lld bytes), ignored", path, sb.st_size ? "too large" : "empty",
-                  (long long)sb.st_size);
-    else if (!(buf = malloc((size_t)sb.st_size)))
-        p->oom = 1;
-    else {
-        size_t n = fread(buf, 1, (size_t)sb.st_size, f);
-        obj = cJSON_ParseWithLength(buf, n);
-        if (!cJSON_IsObject(obj)) {
-            cJSON_Delete(obj);
-            obj = NULL;
-            prof_warn(p, "%s: not a JSON object, ignored", path);
-        }
-    }
-    free(buf);
-    fclose(f);
+    if (json_file_load(path, META_MAX_BYTES, 1, &obj, err, sizeof err) < 0)
+        prof_warn(p, "%s, ignored", err);
     return obj;
 }
 

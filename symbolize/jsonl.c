@@ -1,5 +1,6 @@
-/* jsonl.c: JSON Lines reader (see jsonl.h). It must never keep more than one line in memory and
- * never parse JSON by hand: cJSON does every parse. */
+/* jsonl.c: JSON Lines and whole JSON documents (see jsonl.h). It must never keep more than one
+ * line of a JSON Lines file in memory, never read a document past its cap, and never parse JSON
+ * by hand: cJSON does every parse. */
 #include "jsonl.h"
 #include "textfile.h"
 
@@ -47,6 +48,50 @@ int jsonl_foreach(const char *path, jsonl_fn fn, void *arg, struct jsonl_stats *
         return -1;
     }
     return 0;
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int json_file_load(const char *path, size_t cap, int missing_ok, cJSON **out, char *err,
+                   size_t errlen)
+{
+    *out = NULL;
+    char *buf;
+    size_t len;
+    int rc = textfile_slurp(path, cap, missing_ok, &buf, &len, err, errlen);
+    if (rc != 0)
+        return rc;
+    size_t used = len; /* without trailing blanks: an error at the last byte is a cut */
+    while (used && is_blank(buf[used - 1]))
+        used--;
+    cJSON *obj = NULL;
+    const char *end = NULL;
+    if (used == 0) {
+        reader_error(err, errlen, path, "empty file");
+    } else if (memchr(buf, '\0', len)) {
+        reader_error(err, errlen, path, "not a JSON object (NUL bytes: binary data)");
+    } else if (!cJSON_IsObject(obj = cJSON_ParseWithLengthOpts(buf, len, &end, 0))) {
+        size_t at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+        reader_error(err, errlen, path, "not a JSON object (%s at byte %zu of %zu)",
+                     obj ? "another JSON value" : at + 1 >= used ? "cut short" : "syntax error", at,
+                     len);
+    } else {
+        size_t at = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : len;
+        while (at < len && is_blank(buf[at]))
+            at++;
+        if (at < len)
+            reader_error(err, errlen, path,
+                         "trailing garbage after the JSON object (byte %zu of %zu)", at, len);
+        else
+            *out = obj;
+    }
+    if (!*out)
+        cJSON_Delete(obj);
+    free(buf);
+    return *out ? 0 : -1;
 }
 
 int json_u64(const cJSON *obj, const char *key, unsigned long long *v)

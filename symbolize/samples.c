@@ -28,16 +28,10 @@ int samples_open(struct samples_file *sf, const char *path, char *err, size_t er
 {
     memset(sf, 0, sizeof *sf);
     sf->path = path;
-    FILE *f = fopen(path, "rbe");
-    if (!f) {
-        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
-        return -1;
-    }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        reader_error(err, errlen, path, "not a regular file");
-        goto fail;
-    }
+    FILE *f = reader_fopen(path, "rbe", &st, err, errlen);
+    if (!f)
+        return -1;
     if (st.st_size == 0) {
         reader_error(err, errlen, path, "empty file (no sample header)");
         goto fail;

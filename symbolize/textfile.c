@@ -1,13 +1,16 @@
-/* textfile.c: bounded line reader shared by the text readers (maps.c, jsonl.c). It must never
- * let a line grow past its cap, never stop at a NUL byte silently, and never read a non-regular
- * file (a FIFO or /dev/zero would hang or never end). */
+/* textfile.c: bounded reading shared by the text readers (maps.c, perfmap.c, jsonl.c, the
+ * report's). It must never let a line grow past its cap, never read a whole file past its cap,
+ * never stop at a NUL byte silently, and never read a non-regular file (a FIFO or /dev/zero would
+ * hang or never end). */
 #include "textfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void reader_error(char *err, size_t errlen, const char *path, const char *fmt, ...)
 {
@@ -26,20 +29,28 @@ void reader_error(char *err, size_t errlen, const char *path, const char *fmt, .
             *p = ' ';
 }
 
+FILE *reader_fopen(const char *path, const char *mode, struct stat *stp, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, mode);
+    if (!f) {
+        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat local, *st = stp ? stp : &local;
+    if (fstat(fileno(f), st) != 0 || !S_ISREG(st->st_mode)) {
+        reader_error(err, errlen, path, "not a regular file");
+        fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
 int textfile_open(struct textfile *tf, const char *path, size_t cap, char *err, size_t errlen)
 {
     memset(tf, 0, sizeof *tf);
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+    FILE *f = reader_fopen(path, "re", NULL, err, errlen);
+    if (!f)
         return -1;
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        reader_error(err, errlen, path, "not a regular file");
-        fclose(f);
-        return -1;
-    }
     tf->buf = malloc(cap + 1);
     if (!tf->buf) {
         reader_error(err, errlen, path, "out of memory");
@@ -86,4 +97,76 @@ void textfile_close(struct textfile *tf)
         fclose(tf->f);
     free(tf->buf);
     memset(tf, 0, sizeof *tf);
+}
+
+int textfile_slurp(const char *path, size_t cap, int missing_ok, char **buf, size_t *len,
+                   char *err, size_t errlen)
+{
+    *buf = NULL;
+    *len = 0;
+    /* O_NONBLOCK: a FIFO in the file's place must not hang the open. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT && missing_ok)
+            return 1;
+        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    char *b = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        reader_error(err, errlen, path, "not a regular file");
+        goto fail;
+    }
+    if ((unsigned long long)st.st_size > cap) {
+        reader_error(err, errlen, path, "too large (%lld bytes, at most %zu)", (long long)st.st_size,
+                     cap);
+        goto fail;
+    }
+    /* Read to the end (the size may have changed since fstat), one byte past the cap at most. */
+    size_t size = (size_t)st.st_size + 1, n = 0;
+    b = malloc(size + 1);
+    if (!b) {
+        reader_error(err, errlen, path, "out of memory");
+        goto fail;
+    }
+    for (;;) {
+        if (n == size) {
+            if (size > cap) {
+                reader_error(err, errlen, path, "too large (grew past %zu bytes)", cap);
+                goto fail;
+            }
+            size_t nsize = size > cap / 2 ? cap + 1 : size * 2;
+            char *nb = realloc(b, nsize + 1);
+            if (!nb) {
+                reader_error(err, errlen, path, "out of memory");
+                goto fail;
+            }
+            b = nb;
+            size = nsize;
+        }
+        ssize_t got = read(fd, b + n, size - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            reader_error(err, errlen, path, "read error: %s", strerror(errno));
+            goto fail;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    if (n == 0) {
+        reader_error(err, errlen, path, "empty file");
+        goto fail;
+    }
+    close(fd);
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
+fail:
+    free(b);
+    close(fd);
+    return -1;
 }

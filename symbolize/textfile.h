@@ -1,6 +1,9 @@
-/* textfile.h: bounded line reading for the text formats perfscope reads (maps snapshots,
- * JSON Lines). A hostile file may hold one endless line or NUL bytes: lines are cut at a fixed
- * cap and the rest skipped, so memory never grows with the file. Never aborts. */
+/* textfile.h: bounded reading for the text formats perfscope reads: line by line (maps
+ * snapshots, JSON Lines, perf maps, logs) or a whole small file (JSON documents, a target's
+ * output). A hostile file may hold one endless line or NUL bytes: lines are cut at a fixed cap
+ * and the rest skipped, whole files are refused past theirs, so memory never grows with the file.
+ * Only regular files are read: a FIFO or a device in a file's place is refused, never waited on.
+ * Never aborts. */
 #ifndef PERFSCOPE_TEXTFILE_H
 #define PERFSCOPE_TEXTFILE_H
 
@@ -27,6 +30,20 @@ int textfile_open(struct textfile *tf, const char *path, size_t cap, char *err, 
 char *textfile_next(struct textfile *tf, size_t *len);
 
 void textfile_close(struct textfile *tf);
+
+/* Opens path with fopen's mode ("re", "rbe") and refuses what is not a regular file; *st (may be
+ * NULL) receives its fstat. The stream, or NULL with "<path>: cannot open: <why>" or
+ * "<path>: not a regular file" in err. */
+struct stat;
+FILE *reader_fopen(const char *path, const char *mode, struct stat *st, char *err, size_t errlen);
+
+/* Reads the whole of a regular file of at most cap bytes into a new NUL-terminated buffer
+ * (*len bytes, which may include NUL bytes), to its end whatever size it had when opened: a file
+ * that grows past cap meanwhile is refused too. 0; 1 when the file does not exist (only if
+ * missing_ok); -1 with "<path>: <why>" in err (cannot open, not a regular file, empty, too
+ * large, read error, out of memory). The caller frees *buf. */
+int textfile_slurp(const char *path, size_t cap, int missing_ok, char **buf, size_t *len,
+                   char *err, size_t errlen);
 
 /* snprintf into err, naming the file: "<path>: <what>". Shared by every reader so messages
  * read alike. */
