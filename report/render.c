@@ -27,7 +27,7 @@ static void num(struct sbuf *b, double v)
 
 static const char *meta_str(const struct run_model *m, const char *obj, const char *key)
 {
-    const cJSON *o = m->s.meta;
+    const cJSON *o = m->s.meta.doc;
     if (o && obj)
         o = cJSON_GetObjectItemCaseSensitive(o, obj);
     const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
@@ -39,7 +39,7 @@ static void header(struct sbuf *b, const struct run_model *m)
     sbuf_printf(b, "# perfscope report: ");
     sbuf_clean(b, m->dir, 0);
     sbuf_printf(b, "\n\n");
-    const cJSON *cmd = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "command") : NULL;
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
     if (cJSON_IsArray(cmd)) {
         sbuf_printf(b, "- command:");
         const cJSON *a;
@@ -79,7 +79,7 @@ static void header(struct sbuf *b, const struct run_model *m)
                     (unsigned long long)m->dropped, share,
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
     }
-    const cJSON *mb = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "machine_before") : NULL;
+    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "machine_before");
     const cJSON *clean = mb ? cJSON_GetObjectItemCaseSensitive(mb, "clean") : NULL;
     if (cJSON_IsBool(clean)) {
         const char *why = meta_str(m, "machine_before", "why_not");

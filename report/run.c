@@ -65,21 +65,16 @@ static int check_inputs(const char *dir, char *err, size_t errlen)
 
 static void set_status(struct run_model *m)
 {
-    const cJSON *st = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "status") : NULL;
-    if (!m->s.meta)
+    const char *st = m->s.meta.status;
+    if (!st)
         snprintf(m->status, sizeof m->status, "unknown");
-    else if (!cJSON_IsString(st) || !st->valuestring)
-        snprintf(m->status, sizeof m->status, "unknown");
-    else if (strcmp(st->valuestring, "running") == 0)
+    else if (strcmp(st, "running") == 0)
         snprintf(m->status, sizeof m->status, "killed");
-    else if (strcmp(st->valuestring, "exit 0") == 0)
+    else if (strcmp(st, "exit 0") == 0)
         snprintf(m->status, sizeof m->status, "ok");
     else
-        snprintf(m->status, sizeof m->status, "%s", st->valuestring);
-    const cJSON *cfg = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "config") : NULL;
-    const cJSON *hz = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, "hz") : NULL;
-    m->hz = cJSON_IsNumber(hz) && hz->valuedouble >= 0 && hz->valuedouble < 1e6 ? (int)hz->valuedouble
-                                                                              : -1;
+        snprintf(m->status, sizeof m->status, "%s", st);
+    m->hz = m->s.meta.hz;
     m->perturbed = m->hz > 0 || (m->hz < 0 && m->s.total_samples > 0);
 }
 
@@ -221,7 +216,7 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
         load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
         load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
         return -1;
-    if (!m->s.meta && !m->s.phases && m->s.nfiles == 0 && !m->rd->counters_present &&
+    if (!m->s.meta.doc && !m->s.phases && m->s.nfiles == 0 && !m->rd->counters_present &&
         !m->s.has_log) {
         reader_error(err, errlen, dir, "no perfscope output here (no meta.json, phases.jsonl, "
                                        "cpuprof.*.bin, counters.jsonl or perfscope.log)");
@@ -261,7 +256,7 @@ void run_model_free(struct run_model *m)
     memory_free(&m->mem);
     energy_free(&m->en);
     readings_free(m->rd);
-    cJSON_Delete(m->s.meta);
+    runmeta_free(&m->s.meta);
     phases_free(m->s.phases);
     free_samples(&m->s);
     cJSON_Delete(m->s.counters.first);

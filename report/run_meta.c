@@ -1,6 +1,6 @@
-/* run_meta.c: the summary's meta.json section (status, clock fields) and the shim's own
- * perfscope.log. It must never parse JSON by hand, never read an unbounded file into memory
- * (meta.json is capped), and never print a log line longer than the cap. */
+/* run_meta.c: the summary's meta.json section (status, clock fields; read by symbolize/runmeta.c)
+ * and the shim's own perfscope.log. It must never parse JSON by hand and never print a log line
+ * longer than the cap. */
 #include "report.h"
 #include "summary.h"
 #include "textfile.h"
@@ -10,48 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define META_MAX_BYTES (16u << 20)
 #define LOG_LINE_CAP 4096
 #define LOG_LINES_SHOWN 200
 
 int load_meta(struct run_summary *r, char *err, size_t errlen)
 {
-    char path[PATH_MAX];
-    if (run_path(path, sizeof path, r->dir, "meta.json", err, errlen) != 0)
-        return -1;
-    FILE *f = fopen(path, "rbe");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    char *buf = NULL;
-    int rc = -1;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        reader_error(err, errlen, path, "not a regular file");
-    } else if (st.st_size == 0) {
-        reader_error(err, errlen, path, "empty file");
-    } else if ((unsigned long long)st.st_size > META_MAX_BYTES) {
-        reader_error(err, errlen, path, "too large (%lld bytes)", (long long)st.st_size);
-    } else if (!(buf = malloc((size_t)st.st_size))) {
-        reader_error(err, errlen, path, "out of memory");
-    } else {
-        size_t n = fread(buf, 1, (size_t)st.st_size, f);
-        r->meta = cJSON_ParseWithLength(buf, n);
-        if (!cJSON_IsObject(r->meta)) {
-            cJSON_Delete(r->meta);
-            r->meta = NULL;
-            reader_error(err, errlen, path, "not a JSON object%s",
-                         n < (size_t)st.st_size ? " (short read)" : "");
-        } else {
-            rc = 0;
-        }
-    }
-    free(buf);
-    fclose(f);
-    return rc;
+    return runmeta_load(r->dir, &r->meta, err, errlen);
 }
 
 static void print_value(const char *label, const cJSON *v)
@@ -98,22 +62,23 @@ static void print_clock_fields(const cJSON *obj, const char *prefix, int depth, 
 
 void print_meta(const struct run_summary *r)
 {
-    if (!r->meta) {
+    const cJSON *meta = r->meta.doc;
+    if (!meta) {
         printf("\nmeta: none (no meta.json)\n");
         return;
     }
     printf("\nmeta:\n");
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r->meta, "schema");
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(meta, "schema");
     if (schema)
         print_value("schema", schema);
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(r->meta, "status");
-    if (cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0)
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(meta, "status");
+    if (r->meta.status && strcmp(r->meta.status, "running") == 0)
         printf("  status: killed (meta.json still says running: the leader never finished)\n");
     else if (status)
         print_value("status", status);
     else
         printf("  status: not recorded\n");
-    print_clock_fields(r->meta, "", 0, 0);
+    print_clock_fields(meta, "", 0, 0);
 }
 
 int load_log(struct run_summary *r, char *err, size_t errlen)

@@ -270,10 +270,10 @@ cJSON *run_json(const struct run_model *m)
     cJSON_AddStringToObject(root, "schema", "perfscope-run/1");
     cJSON_AddStringToObject(root, "status", m->status);
     cJSON_AddBoolToObject(root, "perturbed", m->perturbed);
-    const cJSON *mb = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "machine_before") : NULL;
+    const cJSON *mb = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "machine_before");
     if (cJSON_IsObject(mb))
         cJSON_AddItemToObject(root, "machine_before", cJSON_Duplicate(mb, 1));
-    const cJSON *cmd = m->s.meta ? cJSON_GetObjectItemCaseSensitive(m->s.meta, "command") : NULL;
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
     if (cJSON_IsArray(cmd))
         cJSON_AddItemToObject(root, "command", cJSON_Duplicate(cmd, 1));
     cJSON *s = cJSON_AddObjectToObject(root, "sampling");

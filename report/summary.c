@@ -37,7 +37,7 @@ static int check_dir(const char *dir, char *err, size_t errlen)
 
 static void free_run(struct run_summary *r)
 {
-    cJSON_Delete(r->meta);
+    runmeta_free(&r->meta);
     phases_free(r->phases);
     free_samples(r);
     cJSON_Delete(r->counters.first);
@@ -51,7 +51,7 @@ int cmd_summary(const char *dir)
     int ok = check_dir(dir, err, sizeof err) == 0 && load_meta(&r, err, sizeof err) == 0 &&
              load_phases(&r, err, sizeof err) == 0 && load_samples(&r, err, sizeof err) == 0 &&
              load_counters(&r, err, sizeof err) == 0 && load_log(&r, err, sizeof err) == 0;
-    if (ok && !r.meta && !r.phases && r.nfiles == 0 && !r.counters.present && !r.has_log) {
+    if (ok && !r.meta.doc && !r.phases && r.nfiles == 0 && !r.counters.present && !r.has_log) {
         reader_error(err, sizeof err, dir, "no perfscope output here (no meta.json, phases.jsonl, "
                                            "cpuprof.*.bin, counters.jsonl or perfscope.log)");
         ok = 0;

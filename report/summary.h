@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "phases.h"
+#include "runmeta.h"
 #include "samples.h"
 
 #define SUMMARY_MAX_THREADS 4096 /* per sample file; more distinct tids are lumped together */
@@ -57,7 +58,7 @@ struct group_stat {
 
 struct run_summary {
     const char *dir;
-    cJSON *meta;                   /* NULL: no meta.json */
+    struct run_meta meta;          /* meta.doc NULL: no meta.json */
     struct phases *phases;         /* NULL: no phases.jsonl */
     struct file_summary *files;
     size_t nfiles;

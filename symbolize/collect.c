@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define META_MAX_BYTES (16u << 20)
 #define STACK_CACHE_WORDS (8u << 20) /* 64 MiB of cached raw stacks at most */
 
 void prof_warn(struct profile *p, const char *fmt, ...)
@@ -44,39 +43,13 @@ static int join(char *buf, size_t size, const char *dir, const char *name)
 
 /* ---- meta.json and procs.jsonl (both optional) ---- */
 
-static cJSON *read_json_object(struct profile *p, const char *path)
-{
-    char err[600];
-    cJSON *obj = NULL;
-    if (json_file_load(path, META_MAX_BYTES, 1, &obj, err, sizeof err) < 0)
-        prof_warn(p, "%s, ignored", err);
-    return obj;
-}
-
 static void read_meta(struct profile *p)
 {
-    char path[PATH_MAX];
-    if (join(path, sizeof path, p->dir, "meta.json") != 0)
-        return;
-    p->meta = read_json_object(p, path);
-    if (!p->meta)
-        return;
-    unsigned long long v;
-    if (json_u64(p->meta, "t0_ns", &v) == 0)
-        p->t0_ns = v;
-    if (json_u64(p->meta, "end_ns", &v) == 0)
-        p->end_ns = v;
-    if (json_u64(p->meta, "pid", &v) == 0 && v <= INT_MAX)
-        p->leader_pid = (long)v;
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(p->meta, "t0_wall_s");
-    if (cJSON_IsNumber(w) && w->valuedouble > 0 && p->t0_ns)
-        p->t0_wall_s = w->valuedouble;
-    const cJSON *exe = cJSON_GetObjectItemCaseSensitive(p->meta, "executable");
-    const cJSON *bid = cJSON_GetObjectItemCaseSensitive(p->meta, "build_id");
-    if (cJSON_IsString(exe) && exe->valuestring && cJSON_IsString(bid) && bid->valuestring) {
-        p->st.exe_path = exe->valuestring;
-        p->st.exe_build_id = bid->valuestring;
-    }
+    char err[600];
+    if (runmeta_load(p->dir, &p->meta, err, sizeof err) != 0)
+        prof_warn(p, "%s, ignored", err);
+    p->st.exe_path = p->meta.executable;
+    p->st.exe_build_id = p->meta.build_id;
 }
 
 static int take_proc(cJSON *o, size_t lineno, void *arg)
@@ -145,10 +118,10 @@ static int read_phases(struct profile *p)
 /* Wall time per group, once the run's extent is known. */
 static void group_walls(struct profile *p)
 {
-    uint64_t start = p->t0_ns ? p->t0_ns : p->first_ns;
+    uint64_t start = p->meta.t0_ns ? p->meta.t0_ns : p->first_ns;
     if (p->first_ns && p->first_ns < start)
         start = p->first_ns;
-    uint64_t end = p->end_ns > p->last_ns ? p->end_ns : p->last_ns;
+    uint64_t end = p->meta.end_ns > p->last_ns ? p->meta.end_ns : p->last_ns;
     struct phases *ph = p->phases;
     if (ph) {
         phases_close_open(ph, end);
@@ -265,7 +238,7 @@ static void load_perfmap(struct profile *p, struct prof_image *img)
             return;
         /* A /tmp map older than the run belongs to an earlier process with this pid. */
         double mt = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
-        if (p->t0_wall_s > 0 && mt < p->t0_wall_s) {
+        if (p->meta.t0_wall_s > 0 && mt < p->meta.t0_wall_s) {
             prof_warn(p, "%s: older than the run (an earlier process with pid %ld?), ignored",
                       path, img->pid);
             return;
@@ -594,7 +567,6 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
 int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
 {
     p->dir = dir;
-    p->t0_wall_s = -1;
     p->warnings = cJSON_CreateArray();
     hmap_init(&p->thr_idx, 1);
     hmap_init(&p->node_idx, 2);
@@ -621,7 +593,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     if (find_images(p, err, errlen) != 0)
         return 2;
     read_meta(p);
-    p->st.run_start_wall = p->t0_wall_s;
+    p->st.run_start_wall = p->meta.t0_wall_s;
     read_procs(p);
     if (read_phases(p) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -680,7 +652,7 @@ void prof_free(struct profile *p)
     hmap_free(&p->frame_cache);
     sc_free(&p->sc);
     phases_free(p->phases);
-    cJSON_Delete(p->meta);
+    runmeta_free(&p->meta);
     cJSON_Delete(p->warnings);
     symtab_free(&p->st);
     memset(p, 0, sizeof *p);

@@ -192,9 +192,9 @@ static int write_all(struct writer *w, uint64_t *base)
     value_type(w, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
     pb_int(&w->top, PROFILE_PERIOD, (int64_t)period_ns);
     pb_int(&w->top, PROFILE_DEFAULT_SAMPLE_TYPE, sidx(w, "cpu"));
-    if (p->t0_wall_s > 0)
-        pb_int(&w->top, PROFILE_TIME_NANOS, (int64_t)(p->t0_wall_s * 1e9));
-    uint64_t start = p->t0_ns ? p->t0_ns : p->first_ns, end = p->end_ns > p->last_ns ? p->end_ns : p->last_ns;
+    if (p->meta.t0_wall_s > 0)
+        pb_int(&w->top, PROFILE_TIME_NANOS, (int64_t)(p->meta.t0_wall_s * 1e9));
+    uint64_t start = p->meta.t0_ns ? p->meta.t0_ns : p->first_ns, end = p->meta.end_ns > p->last_ns ? p->meta.end_ns : p->last_ns;
     if (end > start)
         pb_int(&w->top, PROFILE_DURATION_NANOS, (int64_t)(end - start));
     pb_int(&w->top, PROFILE_COMMENT, sidx(w, "perfscope-symbolize: phases, pids and threads are sample labels"));

@@ -289,8 +289,8 @@ int export_trace(const struct profile *p, char *err, size_t errlen)
         return -1;
     }
     t->p = p;
-    t->pid = p->leader_pid ? p->leader_pid : p->nimg ? p->img[0].pid : 0;
-    t->base_ns = p->t0_ns ? p->t0_ns : p->first_ns;
+    t->pid = p->meta.pid ? p->meta.pid : p->nimg ? p->img[0].pid : 0;
+    t->base_ns = p->meta.t0_ns ? p->meta.t0_ns : p->first_ns;
     if (p->phases && p->phases->nb && (!t->base_ns || p->phases->b[0].t_ns < t->base_ns))
         t->base_ns = p->phases->b[0].t_ns;
     if (outfile_open(&t->of, p->dir, "trace.json", err, errlen) != 0) {

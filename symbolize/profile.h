@@ -14,6 +14,7 @@
 
 #include "hmap.h"
 #include "phases.h"
+#include "runmeta.h"
 #include "samples.h"
 #include "symtab.h"
 
@@ -91,10 +92,7 @@ struct profile {
     struct phases *phases;     /* NULL: no phases.jsonl */
     struct prof_group *groups; /* ngroups: the phases' groups, then "(none)" */
     size_t ngroups;
-    cJSON *meta;               /* NULL: no usable meta.json */
-    uint64_t t0_ns, end_ns;    /* run start and end (CLOCK_MONOTONIC), 0 unknown */
-    double t0_wall_s;          /* wall clock at t0_ns, < 0 unknown */
-    long leader_pid;
+    struct run_meta meta;      /* meta.json (run start and end, leader); doc NULL: none usable */
     uint64_t samples, empty, dropped;
     uint64_t first_ns, last_ns;
     double period_s;           /* of the file with the most samples */

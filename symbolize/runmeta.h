@@ -1,0 +1,40 @@
+/* runmeta.h: THE reader of a run's meta.json (DESIGN 2.2), written by the shim's leader when the
+ * run starts and again when it ends. The symbolizer (run start, leader, executable) and the
+ * report (status, sampling rate, and the rest shown as is) both read it here.
+ *
+ * Rules chosen here:
+ *   - the file is optional: a run without one loads as doc == NULL, every fact unknown;
+ *   - present, it must be one JSON object of at most RUNMETA_MAX_BYTES (json_file_load's rules):
+ *     anything else is refused with one line naming the file (the symbolizer warns and goes on,
+ *     the report stops);
+ *   - a fact of the wrong type or out of range is unknown, never an error: t0_ns and end_ns are
+ *     whole non-negative numbers (or decimal strings); pid at most INT_MAX; t0_wall_s a positive
+ *     number, known only with t0_ns; executable and build_id strings, both or neither; status a
+ *     string; config.hz a number in [0, 1e6). */
+#ifndef PERFSCOPE_RUNMETA_H
+#define PERFSCOPE_RUNMETA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#define RUNMETA_MAX_BYTES (16u << 20)
+
+struct run_meta {
+    cJSON *doc;              /* the whole object; NULL: no meta.json */
+    uint64_t t0_ns, end_ns;  /* CLOCK_MONOTONIC start and end of the run, 0 unknown */
+    double t0_wall_s;        /* wall clock at t0_ns, < 0 unknown */
+    long pid;                /* the leader's pid, 0 unknown */
+    const char *executable;  /* the leader's executable and its build id (into doc), or NULL */
+    const char *build_id;
+    const char *status;      /* "running", "exit 0", "signal SIGSEGV", ... (into doc), or NULL */
+    int hz;                  /* config.hz: the asked sampling rate, -1 unknown */
+};
+
+/* Reads dir/meta.json into *m (facts unknown where it lacks them). 0, also when the file does
+ * not exist; -1 with one line "<path>: <what is wrong>" in err, *m then as for no file. */
+int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen);
+
+void runmeta_free(struct run_meta *m);
+
+#endif
