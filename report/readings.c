@@ -1,7 +1,9 @@
 /* readings.c: counters.jsonl and the boundaries' counters into one time-ordered table (rules in
- * readings.h). It must never parse JSON by hand (cJSON through jsonl.c), never keep a line's
- * cJSON tree past its callback, and never let a hostile line add unbounded series. */
+ * readings.h; each set of readings read by symbolize/counterline.c). It must never parse JSON by
+ * hand (cJSON through jsonl.c), never keep a line's cJSON tree past its callback, and never let
+ * a hostile line add unbounded series. */
 #include "readings.h"
+#include "counterline.h"
 #include "jsonl.h"
 #include "textfile.h"
 
@@ -81,21 +83,6 @@ static void add(struct loader *L, int id, double v)
     L->ents[L->nent++] = (struct entry){.series = id, .v = v};
 }
 
-static int number(const cJSON *obj, const char *key, double *v)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0)
-        return -1;
-    *v = it->valuedouble;
-    return 0;
-}
-
-static const char *string(const cJSON *obj, const char *key)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(it) && it->valuestring ? it->valuestring : NULL;
-}
-
 static void note_error(struct loader *L, int id, const char *why)
 {
     if (id < 0)
@@ -107,27 +94,24 @@ static void note_error(struct loader *L, int id, const char *why)
 
 static void take_rapl(struct loader *L, const cJSON *arr)
 {
-    const cJSON *z;
-    cJSON_ArrayForEach(z, arr)
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
     {
-        const char *zone = string(z, "zone");
-        if (!zone || !*zone || strlen(zone) >= sizeof L->r->s[0].key)
+        struct counter_zone z;
+        if (counterline_zone(it, &z) != 0 || strlen(z.zone) >= sizeof L->r->s[0].key)
             continue;
-        const char *name = string(z, "name");
-        int id = series_id(L, SK_RAPL, zone, name);
+        int id = series_id(L, SK_RAPL, z.zone, z.name);
         if (id < 0)
             continue;
         struct series *s = &L->r->s[id];
-        if (!s->name[0] && name)
-            snprintf(s->name, sizeof s->name, "%s", name);
-        double v, range;
-        if (number(z, "max_energy_range_uj", &range) == 0 && range > 0)
-            s->max_range = range;
-        const char *error = string(z, "error");
-        if (number(z, "energy_uj", &v) == 0) {
-            add(L, id, v);
-        } else {
-            note_error(L, id, error ? error : "no energy_uj in the reading");
+        if (!s->name[0] && z.name)
+            snprintf(s->name, sizeof s->name, "%s", z.name);
+        if (z.max_range_uj > 0)
+            s->max_range = z.max_range_uj;
+        if (!isnan(z.energy_uj))
+            add(L, id, z.energy_uj);
+        else {
+            note_error(L, id, z.error ? z.error : "no energy_uj in the reading");
             add(L, id, NAN);
         }
     }
@@ -135,28 +119,22 @@ static void take_rapl(struct loader *L, const cJSON *arr)
 
 static void take_gpus(struct loader *L, const cJSON *arr)
 {
-    const cJSON *g;
-    cJSON_ArrayForEach(g, arr)
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
     {
-        double idx, v;
-        if (number(g, "index", &idx) != 0 || idx != floor(idx) || idx > 1e6)
+        struct counter_gpu g;
+        if (counterline_gpu(it, &g) != 0)
             continue;
         char key[32];
-        snprintf(key, sizeof key, "%d", (int)idx);
+        snprintf(key, sizeof key, "%d", g.index);
         int e = series_id(L, SK_GPU_ENERGY, key, NULL);
-        if (number(g, "energy_mj", &v) == 0) {
-            add(L, e, v);
-        } else {
+        if (isnan(g.energy_mj))
             note_error(L, e, "NVML gave no energy counter (see perfscope.log)");
-            add(L, e, NAN);
-        }
-        int run = series_id(L, SK_GPU_RUN_MEM, key, NULL);
-        add(L, run, number(g, "run_mem_mib", &v) == 0 ? v : NAN);
-        int used = series_id(L, SK_GPU_USED_MEM, key, NULL);
-        add(L, used, number(g, "mem_used_mib", &v) == 0 ? v : NAN);
-        const cJSON *listed = cJSON_GetObjectItemCaseSensitive(g, "procs_listed");
-        int l = series_id(L, SK_GPU_LISTED, key, NULL);
-        add(L, l, cJSON_IsBool(listed) ? (cJSON_IsTrue(listed) ? 1.0 : 0.0) : NAN);
+        add(L, e, g.energy_mj);
+        add(L, series_id(L, SK_GPU_RUN_MEM, key, NULL), g.run_mem_mib);
+        add(L, series_id(L, SK_GPU_USED_MEM, key, NULL), g.mem_used_mib);
+        add(L, series_id(L, SK_GPU_LISTED, key, NULL),
+            g.procs_listed < 0 ? NAN : (double)g.procs_listed);
     }
 }
 
@@ -191,15 +169,12 @@ static int take(cJSON *obj, size_t lineno, void *arg)
     rw->from_phases = L->from_phases;
     rw->seq = L->nraw;
     rw->first = L->nent;
-    const cJSON *rapl = cJSON_GetObjectItemCaseSensitive(c, "rapl");
-    if (cJSON_IsArray(rapl))
-        take_rapl(L, rapl);
-    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(c, "gpus");
-    if (cJSON_IsArray(gpus))
-        take_gpus(L, gpus);
-    double v;
-    if (number(c, "rss_anon_kib", &v) == 0)
-        add(L, series_id(L, SK_RSS, "", NULL), v);
+    struct counter_line cl;
+    counterline_read(c, &cl);
+    take_rapl(L, cl.rapl);
+    take_gpus(L, cl.gpus);
+    if (!isnan(cl.rss_anon_kib))
+        add(L, series_id(L, SK_RSS, "", NULL), cl.rss_anon_kib);
     rw->count = L->nent - rw->first;
     if (L->from_phases)
         L->r->boundary_lines++;

@@ -1,12 +1,15 @@
 /* run_counters.c: the summary's counters section: how many counters.jsonl lines, the RAPL zones
  * and GPUs its first line saw, the peak RssAnon. It must never parse JSON by hand (cJSON through
- * symbolize/jsonl.c) and never keep more than the first line. */
+ * symbolize/jsonl.c; each line read by symbolize/counterline.c) and never keep more than the
+ * first line. */
 #include "report.h"
 #include "summary.h"
+#include "counterline.h"
 #include "jsonl.h"
 #include "textfile.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sys/stat.h>
 
 static int take_counters(cJSON *obj, size_t lineno, void *arg)
@@ -15,12 +18,14 @@ static int take_counters(cJSON *obj, size_t lineno, void *arg)
     struct counters_summary *c = arg;
     if (!c->first)
         c->first = cJSON_Duplicate(obj, 1);
-    unsigned long long v;
-    if (json_u64(obj, "rss_anon_kib", &v) == 0) {
-        if (!c->have_rss || v > c->peak_rss_anon_kib)
-            c->peak_rss_anon_kib = v;
+    struct counter_line cl;
+    counterline_read(obj, &cl);
+    if (!isnan(cl.rss_anon_kib)) {
+        if (!c->have_rss || cl.rss_anon_kib > c->peak_rss_anon_kib)
+            c->peak_rss_anon_kib = cl.rss_anon_kib;
         c->have_rss = 1;
     }
+    unsigned long long v;
     if (json_u64(obj, "t_ns", &v) == 0) {
         if (!c->have_t || v < c->first_t_ns)
             c->first_t_ns = v;
@@ -56,24 +61,36 @@ int load_counters(struct run_summary *r, char *err, size_t errlen)
 
 static void print_zones(const cJSON *rapl)
 {
-    int n = cJSON_GetArraySize(rapl);
+    int n = 0;
+    const cJSON *it;
+    struct counter_zone z;
+    cJSON_ArrayForEach(it, rapl)
+        n += counterline_zone(it, &z) == 0;
     printf("  RAPL zones: %d\n", n);
-    const cJSON *z;
-    cJSON_ArrayForEach(z, rapl)
+    cJSON_ArrayForEach(it, rapl)
     {
-        const cJSON *zone = cJSON_GetObjectItemCaseSensitive(z, "zone");
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(z, "name");
-        const cJSON *error = cJSON_GetObjectItemCaseSensitive(z, "error");
+        if (counterline_zone(it, &z) != 0)
+            continue;
         printf("    ");
-        put_clean(stdout, cJSON_IsString(zone) ? zone->valuestring : "?");
+        put_clean(stdout, z.zone);
         printf(" ");
-        put_clean(stdout, cJSON_IsString(name) ? name->valuestring : "?");
-        if (cJSON_IsString(error)) {
+        put_clean(stdout, z.name ? z.name : "?");
+        if (z.error) {
             printf("  unreadable: ");
-            put_clean(stdout, error->valuestring);
+            put_clean(stdout, z.error);
         }
         printf("\n");
     }
+}
+
+static int count_gpus(const cJSON *gpus)
+{
+    int n = 0;
+    const cJSON *it;
+    struct counter_gpu g;
+    cJSON_ArrayForEach(it, gpus)
+        n += counterline_gpu(it, &g) == 0;
+    return n;
 }
 
 void print_counters(const struct run_summary *r)
@@ -91,19 +108,19 @@ void print_counters(const struct run_summary *r)
     printf("\n");
     if (!c->first)
         return;
-    const cJSON *rapl = cJSON_GetObjectItemCaseSensitive(c->first, "rapl");
-    if (cJSON_IsArray(rapl))
-        print_zones(rapl);
+    struct counter_line cl;
+    counterline_read(c->first, &cl);
+    if (cl.rapl)
+        print_zones(cl.rapl);
     else
         printf("  RAPL zones: not recorded\n");
-    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(c->first, "gpus");
-    if (cJSON_IsArray(gpus))
-        printf("  GPUs: %d\n", cJSON_GetArraySize(gpus));
+    if (cl.gpus)
+        printf("  GPUs: %d\n", count_gpus(cl.gpus));
     else
         printf("  GPUs: not recorded\n");
     if (c->have_rss)
-        printf("  peak rss_anon: %llu KiB (%.1f MiB)\n", c->peak_rss_anon_kib,
-               (double)c->peak_rss_anon_kib / 1024.0);
+        printf("  peak rss_anon: %.0f KiB (%.1f MiB)\n", c->peak_rss_anon_kib,
+               c->peak_rss_anon_kib / 1024.0);
     else
         printf("  peak rss_anon: not recorded\n");
 }

@@ -42,7 +42,7 @@ struct counters_summary {
     size_t lines, objects, bad;
     cJSON *first;            /* first object, kept for its zones and GPUs */
     int have_rss;
-    unsigned long long peak_rss_anon_kib;
+    double peak_rss_anon_kib;
     int have_t;
     unsigned long long first_t_ns, last_t_ns;
 };

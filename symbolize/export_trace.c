@@ -7,11 +7,13 @@
  * Events are printed one at a time with cJSON, so memory stays flat however long the run. It
  * must never write other than through outfile.c, and never let a bad counters line stop it. */
 #include "tables.h"
+#include "counterline.h"
 #include "jsonl.h"
 #include "outfile.h"
 #include "utf8.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +32,8 @@ struct trace {
     /* previous energy readings, for power */
     struct zone {
         char key[96];
-        unsigned long long uj, t_ns;
+        double uj;
+        unsigned long long t_ns;
         int have;
     } zones[MAX_ZONES];
     size_t nzones;
@@ -146,9 +149,10 @@ static void phases(struct trace *t)
     }
 }
 
-/* Watts from the energy counter `key` (microjoules) read at t_ns; < 0 when not yet known. */
-static double power_from(struct trace *t, const char *key, unsigned long long uj,
-                         unsigned long long range, unsigned long long t_ns)
+/* Watts from the energy counter `key` (microjoules, wrapping at range when range > 0) read at
+ * t_ns; < 0 when not yet known. */
+static double power_from(struct trace *t, const char *key, double uj, double range,
+                         unsigned long long t_ns)
 {
     size_t i = 0;
     while (i < t->nzones && strcmp(t->zones[i].key, key) != 0)
@@ -161,15 +165,13 @@ static double power_from(struct trace *t, const char *key, unsigned long long uj
     struct zone *z = &t->zones[i];
     double w = -1;
     if (z->have && t_ns > z->t_ns) {
-        unsigned long long d;
+        double d = -1;
         if (uj >= z->uj)
             d = uj - z->uj;
         else if (range > z->uj)
             d = range - z->uj + uj; /* the counter wrapped */
-        else
-            d = ULLONG_MAX;
-        if (d != ULLONG_MAX)
-            w = (double)d / ((double)(t_ns - z->t_ns) * 1e-3);
+        if (d >= 0)
+            w = d / ((double)(t_ns - z->t_ns) * 1e-3);
     }
     z->uj = uj;
     z->t_ns = t_ns;
@@ -181,9 +183,11 @@ static int counters_line(cJSON *o, size_t lineno, void *arg)
 {
     (void)lineno;
     struct trace *t = arg;
-    unsigned long long t_ns, v;
+    unsigned long long t_ns;
     if (json_u64(o, "t_ns", &t_ns) != 0)
         return 0;
+    struct counter_line cl;
+    counterline_read(o, &cl);
     cJSON *power = cJSON_CreateObject(), *mem = cJSON_CreateObject();
     if (!power || !mem) {
         cJSON_Delete(power);
@@ -191,48 +195,43 @@ static int counters_line(cJSON *o, size_t lineno, void *arg)
         t->oom = 1;
         return 1;
     }
-    const cJSON *z;
-    cJSON_ArrayForEach(z, cJSON_GetObjectItemCaseSensitive(o, "rapl"))
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cl.rapl)
     {
-        const cJSON *zone = cJSON_GetObjectItemCaseSensitive(z, "zone");
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(z, "name");
-        unsigned long long range = 0;
-        if (!cJSON_IsString(zone) || !zone->valuestring || json_u64(z, "energy_uj", &v) != 0)
+        struct counter_zone z;
+        if (counterline_zone(it, &z) != 0 || isnan(z.energy_uj))
             continue;
-        json_u64(z, "max_energy_range_uj", &range);
         char key[96];
-        snprintf(key, sizeof key, "%s%s%s%s", cJSON_IsString(name) && name->valuestring ? name->valuestring : "",
-                 cJSON_IsString(name) && name->valuestring && *name->valuestring ? " (" : "",
-                 zone->valuestring, cJSON_IsString(name) && name->valuestring && *name->valuestring ? ")" : "");
-        double w = power_from(t, key, v, range, t_ns);
+        if (z.name && *z.name)
+            snprintf(key, sizeof key, "%s (%s)", z.name, z.zone);
+        else
+            snprintf(key, sizeof key, "%s", z.zone);
+        double w = power_from(t, key, z.energy_uj, z.max_range_uj, t_ns);
         if (w >= 0) {
             utf8_sanitize(key);
             cJSON_AddNumberToObject(power, key, w);
         }
     }
-    const cJSON *g;
-    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(o, "gpus"))
+    cJSON_ArrayForEach(it, cl.gpus)
     {
-        unsigned long long idx;
-        if (json_u64(g, "index", &idx) != 0 || idx > 4096)
+        struct counter_gpu g;
+        if (counterline_gpu(it, &g) != 0)
             continue;
         char key[64];
-        snprintf(key, sizeof key, "gpu%llu", idx);
-        if (json_u64(g, "power_mw", &v) == 0)
-            cJSON_AddNumberToObject(power, key, (double)v / 1000.0);
-        else if (json_u64(g, "energy_mj", &v) == 0) {
-            double w = power_from(t, key, v * 1000ull, 0, t_ns);
+        snprintf(key, sizeof key, "gpu%d", g.index);
+        if (!isnan(g.power_mw))
+            cJSON_AddNumberToObject(power, key, g.power_mw / 1000.0);
+        else if (!isnan(g.energy_mj)) {
+            double w = power_from(t, key, g.energy_mj * 1000.0, 0, t_ns);
             if (w >= 0)
                 cJSON_AddNumberToObject(power, key, w);
         }
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(g, "run_mem_mib");
-        if (!cJSON_IsNumber(m))
-            m = cJSON_GetObjectItemCaseSensitive(g, "mem_used_mib");
-        if (cJSON_IsNumber(m))
-            cJSON_AddNumberToObject(mem, key, m->valuedouble);
+        double mib = !isnan(g.run_mem_mib) ? g.run_mem_mib : g.mem_used_mib;
+        if (!isnan(mib))
+            cJSON_AddNumberToObject(mem, key, mib);
     }
-    if (json_u64(o, "rss_anon_kib", &v) == 0)
-        cJSON_AddNumberToObject(mem, "host anon (run)", (double)v / 1024.0);
+    if (!isnan(cl.rss_anon_kib))
+        cJSON_AddNumberToObject(mem, "host anon (run)", cl.rss_anon_kib / 1024.0);
     double ts = us_of(t, t_ns);
     if (cJSON_GetArraySize(power) > 0) {
         cJSON *e = event("power (W)", "C", t->pid, 0);
