@@ -149,6 +149,24 @@ static void phases(struct trace *t)
     }
 }
 
+/* A counter ("C") event: the series in args (taken; nothing is written when it holds none) at ts
+ * on process pid's counter track called name. */
+static void emit_counter(struct trace *t, const char *name, long pid, double ts, cJSON *args)
+{
+    if (cJSON_GetArraySize(args) == 0) {
+        cJSON_Delete(args);
+        return;
+    }
+    cJSON *e = event(name, "C", pid, 0);
+    if (e) {
+        cJSON_AddNumberToObject(e, "ts", ts);
+        cJSON_AddItemToObject(e, "args", args);
+    } else {
+        cJSON_Delete(args);
+    }
+    emit(t, e);
+}
+
 /* Watts from the energy counter `key` (microjoules, wrapping at range when range > 0) read at
  * t_ns; < 0 when not yet known. */
 static double power_from(struct trace *t, const char *key, double uj, double range,
@@ -233,26 +251,8 @@ static int counters_line(cJSON *o, size_t lineno, void *arg)
     if (!isnan(cl.rss_anon_kib))
         cJSON_AddNumberToObject(mem, "host anon (run)", cl.rss_anon_kib / 1024.0);
     double ts = us_of(t, t_ns);
-    if (cJSON_GetArraySize(power) > 0) {
-        cJSON *e = event("power (W)", "C", t->pid, 0);
-        if (e) {
-            cJSON_AddNumberToObject(e, "ts", ts);
-            cJSON_AddItemToObject(e, "args", power);
-            power = NULL;
-        }
-        emit(t, e);
-    }
-    if (cJSON_GetArraySize(mem) > 0) {
-        cJSON *e = event("memory (MiB)", "C", t->pid, 0);
-        if (e) {
-            cJSON_AddNumberToObject(e, "ts", ts);
-            cJSON_AddItemToObject(e, "args", mem);
-            mem = NULL;
-        }
-        emit(t, e);
-    }
-    cJSON_Delete(power);
-    cJSON_Delete(mem);
+    emit_counter(t, "power (W)", t->pid, ts, power);
+    emit_counter(t, "memory (MiB)", t->pid, ts, mem);
     /* Each process's own RssAnon on its own track. */
     const cJSON *bp;
     cJSON_ArrayForEach(bp, cJSON_GetObjectItemCaseSensitive(o, "rss_anon_by_pid"))
@@ -261,12 +261,13 @@ static int counters_line(cJSON *o, size_t lineno, void *arg)
         long pid = bp->string ? strtol(bp->string, &end, 10) : 0;
         if (!bp->string || *end || pid <= 0 || !cJSON_IsNumber(bp) || bp->valuedouble < 0)
             continue;
-        cJSON *e = event("rss anon (MiB)", "C", pid, 0);
-        if (e) {
-            cJSON_AddNumberToObject(e, "ts", ts);
-            cJSON_AddNumberToObject(cJSON_AddObjectToObject(e, "args"), "MiB", bp->valuedouble / 1024.0);
+        cJSON *args = cJSON_CreateObject();
+        if (!cJSON_AddNumberToObject(args, "MiB", bp->valuedouble / 1024.0)) {
+            cJSON_Delete(args);
+            t->oom = 1;
+            break;
         }
-        emit(t, e);
+        emit_counter(t, "rss anon (MiB)", pid, ts, args);
     }
     return t->oom;
 }
