@@ -91,7 +91,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= clang
 FUZZ_READERS := samples maps phases perfmap
 FUZZ_SRC     := symbolize/samples.c symbolize/maps.c symbolize/phases.c symbolize/jsonl.c \
-                symbolize/textfile.c symbolize/perfmap.c
+                symbolize/textfile.c symbolize/perfmap.c symbolize/hmap.c
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_SRC) $(SYM_HDR) | $(BUILD)/.deps-ok

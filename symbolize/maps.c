@@ -1,6 +1,7 @@
 /* maps.c: reads cpuprof.*.maps snapshots (rules in maps.h). It must never trust a line's shape,
  * never keep a line longer than MAPS_LINE_CAP, and never store the same path twice. */
 #include "maps.h"
+#include "hmap.h"
 #include "textfile.h"
 
 #include <stdlib.h>
@@ -8,130 +9,21 @@
 
 #define MAPS_LINE_CAP 8192 /* a path is at most PATH_MAX (4096) plus ~100 bytes of fields */
 
-/* ---- interned strings: one copy of each path, however many snapshots repeat it ---- */
+/* ---- interned paths: one copy of each, however many snapshots repeat it ---- */
 
-struct strset {
-    char **slot;
-    size_t cap, n;
-};
-
-static uint64_t hash_str(const char *s)
+static const char *intern(struct strpool *pool, const char *s)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static int strset_grow(struct strset *set)
-{
-    size_t cap = set->cap ? set->cap * 2 : 256;
-    char **slot = calloc(cap, sizeof *slot);
-    if (!slot)
-        return -1;
-    for (size_t i = 0; i < set->cap; i++) {
-        if (!set->slot[i])
-            continue;
-        size_t j = hash_str(set->slot[i]) & (cap - 1);
-        while (slot[j])
-            j = (j + 1) & (cap - 1);
-        slot[j] = set->slot[i];
-    }
-    free(set->slot);
-    set->slot = slot;
-    set->cap = cap;
-    return 0;
-}
-
-static const char *strset_intern(struct strset *set, const char *s)
-{
-    if ((set->n + 1) * 2 > set->cap && strset_grow(set) != 0)
-        return NULL;
-    size_t j = hash_str(s) & (set->cap - 1);
-    while (set->slot[j]) {
-        if (strcmp(set->slot[j], s) == 0)
-            return set->slot[j];
-        j = (j + 1) & (set->cap - 1);
-    }
-    char *copy = strdup(s);
-    if (!copy)
-        return NULL;
-    set->slot[j] = copy;
-    set->n++;
-    return copy;
-}
-
-static void strset_free(struct strset *set)
-{
-    if (!set)
-        return;
-    for (size_t i = 0; i < set->cap; i++)
-        free(set->slot[i]);
-    free(set->slot);
-    free(set);
+    uint32_t id = strpool_id(pool, s);
+    return id == UINT32_MAX ? NULL : strpool_str(pool, id);
 }
 
 /* ---- line parsing ---- */
-
-static int take_hex(const char **p, uint64_t *v)
-{
-    const char *s = *p;
-    uint64_t x = 0;
-    int digits = 0;
-    for (;; s++, digits++) {
-        int d;
-        if (*s >= '0' && *s <= '9')
-            d = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            d = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            d = *s - 'A' + 10;
-        else
-            break;
-        if (digits >= 16)
-            return -1; /* more than 64 bits */
-        x = (x << 4) | (uint64_t)d;
-    }
-    if (digits == 0)
-        return -1;
-    *p = s;
-    *v = x;
-    return 0;
-}
-
-static int take_dec(const char **p, uint64_t *v)
-{
-    const char *s = *p;
-    uint64_t x = 0;
-    if (*s < '0' || *s > '9')
-        return -1;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        if (x > (UINT64_MAX - 9) / 10)
-            return -1;
-        x = x * 10 + (uint64_t)(*s - '0');
-    }
-    *p = s;
-    *v = x;
-    return 0;
-}
-
-/* Skips at least one blank. */
-static int take_blanks(const char **p)
-{
-    const char *s = *p;
-    if (*s != ' ' && *s != '\t')
-        return -1;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    *p = s;
-    return 0;
-}
 
 /* "start-end perms offset dev inode [path]" -> e (path left in *path, trailing blanks cut). */
 static int parse_line(char *line, struct maps_entry *e, char **path)
 {
     const char *p = line;
-    if (take_hex(&p, &e->start) || *p++ != '-' || take_hex(&p, &e->end) || take_blanks(&p))
+    if (text_hex(&p, &e->start) || *p++ != '-' || text_hex(&p, &e->end) || text_blanks(&p))
         return -1;
     size_t np = strcspn(p, " \t");
     if (np == 0 || np > 4)
@@ -139,22 +31,20 @@ static int parse_line(char *line, struct maps_entry *e, char **path)
     memset(e->perms, 0, sizeof e->perms);
     memcpy(e->perms, p, np);
     p += np;
-    if (take_blanks(&p) || take_hex(&p, &e->offset) || take_blanks(&p))
+    if (text_blanks(&p) || text_hex(&p, &e->offset) || text_blanks(&p))
         return -1;
     size_t nd = strcspn(p, " \t"); /* device "fd:01": not used */
     if (nd == 0 || !strchr(p, ':') || (size_t)(strchr(p, ':') - p) >= nd)
         return -1;
     p += nd;
-    if (take_blanks(&p) || take_dec(&p, &e->inode))
+    if (text_blanks(&p) || text_dec(&p, &e->inode))
         return -1;
-    if (*p != '\0' && take_blanks(&p))
+    if (*p != '\0' && text_blanks(&p))
         return -1;
     if (e->end <= e->start)
         return -1;
     char *q = (char *)p;
-    size_t len = strlen(q);
-    while (len && (q[len - 1] == ' ' || q[len - 1] == '\t' || q[len - 1] == '\r'))
-        q[--len] = '\0';
+    text_rstrip(q);
     *path = q;
     return 0;
 }
@@ -165,7 +55,7 @@ static int parse_time_line(const char *line, uint64_t *t)
     if (strncmp(line, "# t=", 4) != 0)
         return -1;
     const char *p = line + 4;
-    if (take_dec(&p, t) != 0)
+    if (text_dec(&p, t) != 0)
         return 0;
     while (*p == ' ' || *p == '\t' || *p == '\r')
         p++;
@@ -240,8 +130,10 @@ int maps_load(const char *path, struct maps **out, char *err, size_t errlen)
     if (textfile_open(&tf, path, MAPS_LINE_CAP, err, errlen) != 0)
         return -1;
     struct maps *m = calloc(1, sizeof *m);
-    struct strset *strings = calloc(1, sizeof *strings);
-    if (!m || !strings) {
+    struct strpool *strings = calloc(1, sizeof *strings);
+    if (!m || !strings || strpool_init(strings) != 0) {
+        if (strings)
+            strpool_free(strings);
         free(m);
         free(strings);
         textfile_close(&tf);
@@ -290,7 +182,7 @@ int maps_load(const char *path, struct maps **out, char *err, size_t errlen)
             if (oom)
                 break;
         }
-        e.path = strset_intern(strings, p);
+        e.path = intern(strings, p);
         oom = !e.path || add_entry(&m->snaps[m->nsnap - 1], &entry_cap, &e) != 0;
     }
     int read_error = tf.error;
@@ -323,7 +215,9 @@ void maps_free(struct maps *m)
     for (size_t i = 0; i < m->nsnap; i++)
         free(m->snaps[i].entries);
     free(m->snaps);
-    strset_free(m->strings);
+    if (m->strings)
+        strpool_free(m->strings);
+    free(m->strings);
     free(m);
 }
 

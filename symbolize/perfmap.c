@@ -8,50 +8,26 @@
 
 #define LOOKUP_SCAN 256 /* overlapping entries examined per lookup, at most */
 
+/* A hex number, with or without 0x. */
 static int take_hex(const char **p, uint64_t *v)
 {
     const char *s = *p;
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
         s += 2;
-    uint64_t x = 0;
-    int digits = 0;
-    for (;; s++, digits++) {
-        int d;
-        if (*s >= '0' && *s <= '9')
-            d = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            d = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            d = *s - 'A' + 10;
-        else
-            break;
-        if (digits >= 16)
-            return -1;
-        x = (x << 4) | (uint64_t)d;
-    }
-    if (!digits)
+    if (text_hex(&s, v) != 0)
         return -1;
     *p = s;
-    *v = x;
     return 0;
 }
 
 static int parse(char *line, uint64_t *start, uint64_t *size, char **name)
 {
     const char *p = line;
-    if (take_hex(&p, start) != 0 || (*p != ' ' && *p != '\t'))
+    if (take_hex(&p, start) != 0 || text_blanks(&p) != 0 || take_hex(&p, size) != 0 ||
+        text_blanks(&p) != 0)
         return -1;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (take_hex(&p, size) != 0 || (*p != ' ' && *p != '\t'))
-        return -1;
-    while (*p == ' ' || *p == '\t')
-        p++;
     char *n = (char *)p;
-    size_t len = strlen(n);
-    while (len && (n[len - 1] == ' ' || n[len - 1] == '\t' || n[len - 1] == '\r'))
-        n[--len] = '\0';
-    if (!len || *size == 0 || *start + *size < *start)
+    if (!text_rstrip(n) || *size == 0 || *start + *size < *start)
         return -1;
     for (char *c = n; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)

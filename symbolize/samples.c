@@ -176,18 +176,13 @@ int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_h
     return rc < 0 ? -1 : 0;
 }
 
-/* Reads decimal digits at *p into *v (at most max); advances *p. */
+/* Decimal digits at *p into *v, at most max; advances *p. */
 static int take_number(const char **p, unsigned long long max, unsigned long long *v)
 {
+    uint64_t x;
     const char *s = *p;
-    unsigned long long x = 0;
-    if (*s < '0' || *s > '9')
+    if (text_dec(&s, &x) != 0 || x > max)
         return -1;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        x = x * 10 + (unsigned long long)(*s - '0');
-        if (x > max)
-            return -1;
-    }
     *p = s;
     *v = x;
     return 0;

@@ -45,6 +45,67 @@ FILE *reader_fopen(const char *path, const char *mode, struct stat *stp, char *e
     return f;
 }
 
+int text_hex(const char **p, uint64_t *v)
+{
+    const char *s = *p;
+    uint64_t x = 0;
+    int digits = 0;
+    for (;; s++, digits++) {
+        int d;
+        if (*s >= '0' && *s <= '9')
+            d = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            d = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            d = *s - 'A' + 10;
+        else
+            break;
+        if (digits >= 16)
+            return -1; /* more than 64 bits */
+        x = (x << 4) | (uint64_t)d;
+    }
+    if (digits == 0)
+        return -1;
+    *p = s;
+    *v = x;
+    return 0;
+}
+
+int text_dec(const char **p, uint64_t *v)
+{
+    const char *s = *p;
+    uint64_t x = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (x > (UINT64_MAX - 9) / 10)
+            return -1;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *p = s;
+    *v = x;
+    return 0;
+}
+
+int text_blanks(const char **p)
+{
+    const char *s = *p;
+    if (*s != ' ' && *s != '\t')
+        return -1;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    *p = s;
+    return 0;
+}
+
+size_t text_rstrip(char *s)
+{
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+        s[--len] = '\0';
+    return len;
+}
+
 int textfile_open(struct textfile *tf, const char *path, size_t cap, char *err, size_t errlen)
 {
     memset(tf, 0, sizeof *tf);

@@ -8,6 +8,7 @@
 #define PERFSCOPE_TEXTFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct textfile {
@@ -44,6 +45,21 @@ FILE *reader_fopen(const char *path, const char *mode, struct stat *st, char *er
  * large, read error, out of memory). The caller frees *buf. */
 int textfile_slurp(const char *path, size_t cap, int missing_ok, char **buf, size_t *len,
                    char *err, size_t errlen);
+
+/* ---- tokens of the line formats (maps, perf maps, file names) ----
+ * Each reads at *p and, on success, moves *p past what it read; on failure *p is unchanged. */
+
+/* Hex digits (either case, no "0x") into *v: 0, or -1 when there is none or more than 16. */
+int text_hex(const char **p, uint64_t *v);
+
+/* Decimal digits into *v: 0, or -1 when there is none or the number passes UINT64_MAX. */
+int text_dec(const char **p, uint64_t *v);
+
+/* One or more blanks (' ', '\t'): 0, or -1 when *p is not at a blank. */
+int text_blanks(const char **p);
+
+/* Cuts the blanks (' ', '\t', '\r') at the end of s, in place; the new length. */
+size_t text_rstrip(char *s);
 
 /* snprintf into err, naming the file: "<path>: <what>". Shared by every reader so messages
  * read alike. */
