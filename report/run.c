@@ -19,20 +19,6 @@
 
 #define LOG_LINE_CAP 1024
 
-static int check_dir(const char *dir, char *err, size_t errlen)
-{
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        reader_error(err, errlen, dir, "cannot open: %s", strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        reader_error(err, errlen, dir, "not a folder (want a perfscope output folder)");
-        return -1;
-    }
-    return 0;
-}
-
 /* Every file of the run that some reader opens must be a regular file: a FIFO would block the
  * reader's open, a device never end. Checked once, before any reader runs. */
 static int check_inputs(const char *dir, char *err, size_t errlen)
@@ -211,17 +197,12 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
     m->dir = dir;
     m->s.dir = dir;
     m->gi.idle = -1;
-    if (check_dir(dir, err, errlen) != 0 || check_inputs(dir, err, errlen) != 0 ||
+    if (run_check_dir(dir, err, errlen) != 0 || check_inputs(dir, err, errlen) != 0 ||
         load_meta(&m->s, err, errlen) != 0 ||
         load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
-        load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
+        load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0 ||
+        run_check_any(&m->s, m->rd->counters_present, err, errlen) != 0)
         return -1;
-    if (!m->s.meta.doc && !m->s.phases && m->s.nfiles == 0 && !m->rd->counters_present &&
-        !m->s.has_log) {
-        reader_error(err, errlen, dir, "no perfscope output here (no meta.json, phases.jsonl, "
-                                       "cpuprof.*.bin, counters.jsonl or perfscope.log)");
-        return -1;
-    }
     set_status(m);
     close_open(m);
     m->samples = m->s.total_samples;
@@ -256,10 +237,7 @@ void run_model_free(struct run_model *m)
     memory_free(&m->mem);
     energy_free(&m->en);
     readings_free(m->rd);
-    runmeta_free(&m->s.meta);
-    phases_free(m->s.phases);
-    free_samples(&m->s);
-    cJSON_Delete(m->s.counters.first);
+    run_summary_free(&m->s);
     memset(m, 0, sizeof *m);
 }
 

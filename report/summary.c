@@ -21,7 +21,7 @@ int run_path(char *buf, size_t size, const char *dir, const char *name, char *er
     return 0;
 }
 
-static int check_dir(const char *dir, char *err, size_t errlen)
+int run_check_dir(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -35,7 +35,16 @@ static int check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static void free_run(struct run_summary *r)
+int run_check_any(const struct run_summary *r, int counters_present, char *err, size_t errlen)
+{
+    if (r->meta.doc || r->phases || r->nfiles || counters_present || r->has_log)
+        return 0;
+    reader_error(err, errlen, r->dir, "no perfscope output here (no meta.json, phases.jsonl, "
+                                      "cpuprof.*.bin, counters.jsonl or perfscope.log)");
+    return -1;
+}
+
+void run_summary_free(struct run_summary *r)
 {
     runmeta_free(&r->meta);
     phases_free(r->phases);
@@ -48,17 +57,13 @@ int cmd_summary(const char *dir)
     char err[REPORT_ERR_MAX] = "";
     struct run_summary r = {.dir = dir};
     /* Phases before samples: each sample is counted in the phase open at its time. */
-    int ok = check_dir(dir, err, sizeof err) == 0 && load_meta(&r, err, sizeof err) == 0 &&
+    int ok = run_check_dir(dir, err, sizeof err) == 0 && load_meta(&r, err, sizeof err) == 0 &&
              load_phases(&r, err, sizeof err) == 0 && load_samples(&r, err, sizeof err) == 0 &&
-             load_counters(&r, err, sizeof err) == 0 && load_log(&r, err, sizeof err) == 0;
-    if (ok && !r.meta.doc && !r.phases && r.nfiles == 0 && !r.counters.present && !r.has_log) {
-        reader_error(err, sizeof err, dir, "no perfscope output here (no meta.json, phases.jsonl, "
-                                           "cpuprof.*.bin, counters.jsonl or perfscope.log)");
-        ok = 0;
-    }
+             load_counters(&r, err, sizeof err) == 0 && load_log(&r, err, sizeof err) == 0 &&
+             run_check_any(&r, r.counters.present, err, sizeof err) == 0;
     if (!ok) {
         report_fail("%s", err);
-        free_run(&r);
+        run_summary_free(&r);
         return REPORT_BAD_INPUT;
     }
     printf("perfscope run: ");
@@ -70,6 +75,6 @@ int cmd_summary(const char *dir)
     print_boundaries(&r);
     print_counters(&r);
     print_log(&r);
-    free_run(&r);
+    run_summary_free(&r);
     return 0;
 }
