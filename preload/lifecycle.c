@@ -261,7 +261,7 @@ PS_API void exit(int code)
 static void finish_with_code(int code)
 {
     char status[32] = "ok";
-    if (code != 0)
+    if ((code & 0xff) != 0)
         snprintf(status, sizeof status, "exit %d", code & 0xff);
     shim_finish(status);
 }
@@ -395,7 +395,7 @@ static int (*real_close_range)(unsigned, unsigned, int);
 PS_API int close_range(unsigned first, unsigned last, int flags)
 {
     RESOLVE(close_range);
-    if (!ps_active || !real_close_range)
+    if (!ps_active || !real_close_range || first > last)
         return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
     /* Close the gaps between our descriptors. */
     unsigned lo = first;
@@ -496,31 +496,37 @@ static int owns_fatal(int sig)
 PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     RESOLVE(sigaction);
-    if (ps_active && sig == SIGPROF && sampler_installed()) {
+    /* A vfork child shares our memory: what it does must not become the parent's state. */
+    if (!ps_active || getpid() != ps_pid)
+        return real_sigaction(sig, act, old);
+    /* act and old may be the same struct, as the kernel allows: read before writing. */
+    struct sigaction want;
+    if (act)
+        want = *act;
+    if (sig == SIGPROF && sampler_installed()) {
         if (old)
             sampler_get_target_action(old);
         if (act)
-            sampler_set_target_action(act);
+            sampler_set_target_action(&want);
         return 0;
     }
-    if (ps_active && owns_fatal(sig)) {
+    if (owns_fatal(sig)) {
         if (old)
             *old = fatal_target[sig];
         if (!act)
             return 0;
-        if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
-            fatal_target[sig] = *act;
+        if (!(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL) {
+            fatal_target[sig] = want;
             return 0;
         }
         /* The target takes the signal over: it is its own business from now on. */
-        int rc = real_sigaction(sig, act, NULL);
+        int rc = real_sigaction(sig, &want, NULL);
         if (rc == 0)
             lifecycle_forget_fatal(sig);
         return rc;
     }
-    int rc = real_sigaction(sig, act, old);
-    if (rc == 0 && act && ps_active && getpid() == ps_pid && shim_is_fatal_signal(sig) &&
-        !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL)
+    int rc = real_sigaction(sig, act ? &want : NULL, old);
+    if (rc == 0 && act && shim_is_fatal_signal(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
         shim_install_fatal(sig); /* back to the default: we stand in for it again */
     return rc;
 }

@@ -143,8 +143,7 @@ static void add_config(cJSON *m)
     cJSON_AddNumberToObject(s, "hz_asked", ps_cfg.hz);
     if (ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF) {
         cJSON_AddStringToObject(s, "perf_delivery", clock_delivery_name());
-        cJSON_AddStringToObject(s, "counts", ps_perf_counts_kernel ? "user and system CPU time"
-                                                                   : "user CPU time only (the kernel refuses more)");
+        cJSON_AddStringToObject(s, "counts", "user CPU time (exclude_kernel)");
     } else if (ps_cfg.hz > 0) {
         cJSON_AddStringToObject(s, "counts", "user and system CPU time, on the scheduler tick");
     }

@@ -508,7 +508,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     dfl.sa_handler = SIG_DFL;
     ps_real_sigaction(sig, &dfl, NULL);
     lifecycle_forget_fatal(sig);
-    syscall(SYS_tgkill, getpid(), ps_gettid(), sig);
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig); /* not the cached tid: a vfork child shares it */
     errno = saved;
 }
 
@@ -545,8 +545,8 @@ void shim_finish(const char *status)
     struct ps_thread *t = thread_self();
     if (t)
         clock_disarm(t);
+    writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
     leader_stop();
-    writer_stop();
     writer_flush(0);
     uint64_t orphans = atomic_load(&ps_samples_orphan);
     if (orphans)
@@ -556,6 +556,7 @@ void shim_finish(const char *status)
     if (ps_owns_meta && !exec)
         meta_write_exit(status, sampled_cpu_s());
     counters_close();
+    ps_guard_leave();
 }
 
 /* exec failed: the image goes on, so sampling does too. */
@@ -678,8 +679,9 @@ __attribute__((destructor)) static void perfscope_fini(void)
     int saved = errno;
     char status[32] = "ok";
     int code;
-    if (lifecycle_exit_code(&code) && code != 0)
-        snprintf(status, sizeof status, "exit %d", code);
+    /* The status the parent sees is the low 8 bits: exit(256) is a success. */
+    if (lifecycle_exit_code(&code) && (code & 0xff) != 0)
+        snprintf(status, sizeof status, "exit %d", code & 0xff);
     shim_finish(status);
     errno = saved;
 }
