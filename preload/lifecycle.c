@@ -258,12 +258,24 @@ PS_API void exit(int code)
     __builtin_unreachable();
 }
 
+/* _exit is async-signal-safe and may be called from a handler that interrupted malloc: only
+ * the signal-safe way out, and the status built without stdio. */
 static void finish_with_code(int code)
 {
-    char status[32] = "ok";
-    if ((code & 0xff) != 0)
-        snprintf(status, sizeof status, "exit %d", code & 0xff);
-    shim_finish(status);
+    char status[16] = "ok";
+    int c = code & 0xff;
+    if (c != 0) {
+        char *p = status;
+        memcpy(p, "exit ", 5);
+        p += 5;
+        if (c >= 100)
+            *p++ = (char)('0' + c / 100);
+        if (c >= 10)
+            *p++ = (char)('0' + c / 10 % 10);
+        *p++ = (char)('0' + c % 10);
+        *p = 0;
+    }
+    shim_finish_signal_safe(status);
 }
 
 PS_API void _exit(int code)

@@ -9,6 +9,7 @@ void shim_thread_started(void);
 void shim_thread_named(pthread_t thread, const char *name);
 void shim_after_fork_child(void);
 void shim_finish(const char *status);
+void shim_finish_signal_safe(const char *status);
 void shim_resume_after_failed_exec(void);
 int shim_is_fatal_signal(int sig);
 void shim_install_fatal(int sig);

@@ -28,6 +28,7 @@ static size_t rendered_len;
 static size_t status_at;       /* offset of the status value's opening quote */
 static uint64_t t0_ns;
 static cJSON *meta;
+static char path[PATH_MAX], tmp[PATH_MAX]; /* meta.json and its temporary name */
 
 static void add_file_line(cJSON *o, const char *key, const char *path, const char *prefix)
 {
@@ -152,6 +153,8 @@ static void add_config(cJSON *m)
 /* Renders meta with status last and writes it (temporary name, then rename). */
 static void render_and_write(void)
 {
+    ps_path(path, sizeof path, "meta.json");
+    ps_path(tmp, sizeof tmp, ".meta.json.tmp");
     char *text = cJSON_PrintUnformatted(meta);
     if (!text)
         return;
@@ -247,9 +250,7 @@ void meta_rewrite_status(const char *status)
         memcpy(out, rendered, rendered_len);
         n = rendered_len;
     }
-    char path[PATH_MAX], tmp[PATH_MAX];
-    ps_path(path, sizeof path, "meta.json");
-    ps_path(tmp, sizeof tmp, ".meta.json.tmp");
+    /* Paths made once, in render_and_write: this may run on a small alternate signal stack. */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;

@@ -257,6 +257,9 @@ static void procs_line(const char *event, const char *status)
     cJSON_Delete(o);
 }
 
+/* Made at start: the fatal path may run on a small alternate signal stack. */
+static char procs_path[PATH_MAX];
+
 /* The fatal-signal path's exit line: built by hand, no allocation. */
 static void procs_exit_line_signal_safe(const char *status)
 {
@@ -281,9 +284,7 @@ static void procs_exit_line_signal_safe(const char *status)
         memcpy(line + n, parts[i], l);
         n += l;
     }
-    char path[PATH_MAX];
-    ps_path(path, sizeof path, "procs.jsonl");
-    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    int fd = open(procs_path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd >= 0) {
         if (write(fd, line, n) < 0) { /* nothing to do */ }
         ps_real_close(fd);
@@ -496,10 +497,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     if (getpid() == ps_pid && !atomic_exchange(&fatal_once, 1)) {
         char status[32] = "signal ";
         strcat(status, signal_name(sig));
-        writer_flush(1);
-        if (ps_owns_meta)
-            meta_rewrite_status(status);
-        procs_exit_line_signal_safe(status);
+        shim_finish_signal_safe(status);
     }
     /* The target's own disposition for this signal is the default: restore it and let the
      * signal do what it would have done. */
@@ -559,6 +557,20 @@ void shim_finish(const char *status)
     ps_guard_leave();
 }
 
+/* The way out when the caller may be a signal handler (_exit, _Exit, fatal signals): only
+ * async-signal-safe work, every wait bounded. No thread is joined, nothing is allocated. */
+void shim_finish_signal_safe(const char *status)
+{
+    if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
+        return;
+    ps_guard_enter();
+    writer_flush(1);
+    if (ps_owns_meta)
+        meta_rewrite_status(status);
+    procs_exit_line_signal_safe(status);
+    ps_guard_leave();
+}
+
 /* exec failed: the image goes on, so sampling does too. */
 void shim_resume_after_failed_exec(void)
 {
@@ -610,6 +622,7 @@ static void start(void)
         return;
     }
     out_ok = 1;
+    ps_path(procs_path, sizeof procs_path, "procs.jsonl");
     for (int i = 0; i < nearly; i++)
         ps_log("%s", early[i] + strcspn(early[i], ":") + 2);
     export_absolute("PERFSCOPE_OUT", ps_cfg.out_dir);
