@@ -28,18 +28,49 @@ const char *symtab_status_name(int s)
     }
 }
 
-/* Grows *v (n used, *cap allocated) by one element of size sz; NULL when out of memory. */
-static void *push(void **v, size_t *n, size_t *cap, size_t sz)
+/* Grows *v (n used, *cap allocated) by one element of size sz; NULL (and st->oom) when out of
+ * memory. */
+static void *push(struct symtab *st, void **v, size_t *n, size_t *cap, size_t sz)
 {
     if (*n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 64;
         void *nv = realloc(*v, ncap * sz);
-        if (!nv)
+        if (!nv) {
+            st->oom = 1;
             return NULL;
+        }
         *v = nv;
         *cap = ncap;
     }
     return (char *)*v + (*n)++ * sz;
+}
+
+/* The id kept under key in idx: 1 with *id when key is there; 0 when it was not (it is now, to
+ * be given its id by remember() once the thing is made); -1 (st->oom) when out of memory. *id
+ * is 0 unless found. */
+static int lookup(struct symtab *st, struct hmap *idx, const uint64_t *key, uint32_t *id)
+{
+    int is_new;
+    uint64_t *slot = hmap_get(idx, key, &is_new);
+    *id = 0;
+    if (!slot) {
+        st->oom = 1;
+        return -1;
+    }
+    if (is_new)
+        return 0;
+    *id = (uint32_t)*slot;
+    return 1;
+}
+
+/* Gives key, inserted by lookup(), its id (found again: a slot pointer is valid only until the
+ * next insertion); returns id. */
+static uint32_t remember(struct hmap *idx, const uint64_t *key, uint32_t id)
+{
+    uint64_t *slot = hmap_find(idx, key);
+    if (slot)
+        *slot = id;
+    return id;
 }
 
 static uint32_t sid(struct symtab *st, const char *s)
@@ -54,11 +85,9 @@ static uint32_t sid(struct symtab *st, const char *s)
 
 static uint32_t new_module(struct symtab *st, const char *path, const char *name, int kind)
 {
-    struct sym_module *m = push((void **)&st->mods, &st->nmods, &st->capmods, sizeof *m);
-    if (!m) {
-        st->oom = 1;
+    struct sym_module *m = push(st, (void **)&st->mods, &st->nmods, &st->capmods, sizeof *m);
+    if (!m)
         return 0;
-    }
     memset(m, 0, sizeof *m);
     m->path = sid(st, path);
     m->name = sid(st, name);
@@ -94,19 +123,12 @@ static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysn
     }
     uint32_t sys = sid(st, sysname), file = sid(st, decl_file ? decl_file : "");
     uint64_t key[3] = {module, sys, file};
-    int is_new;
-    uint64_t *slot = hmap_get(&st->func_idx, key, &is_new);
-    if (!slot) {
-        st->oom = 1;
+    uint32_t id;
+    if (lookup(st, &st->func_idx, key, &id) != 0)
+        return id;
+    struct sym_function *f = push(st, (void **)&st->funcs, &st->nfuncs, &st->capfuncs, sizeof *f);
+    if (!f)
         return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
-    struct sym_function *f = push((void **)&st->funcs, &st->nfuncs, &st->capfuncs, sizeof *f);
-    if (!f) {
-        st->oom = 1;
-        return 0;
-    }
     char *d = demangle(sysname);
     f->name = d ? sid(st, d) : sys;
     free(d);
@@ -114,28 +136,23 @@ static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysn
     f->file = file;
     f->line = decl_line > 0 ? decl_line : 0;
     f->module = module;
-    *slot = st->nfuncs - 1;
-    return (uint32_t)*slot;
+    return remember(&st->func_idx, key, (uint32_t)(st->nfuncs - 1));
 }
 
 static uint32_t new_loc(struct symtab *st, uint32_t module, uint64_t addr,
                         const struct sym_line *lines, uint32_t n)
 {
-    struct sym_loc *l = push((void **)&st->locs, &st->nlocs, &st->caplocs, sizeof *l);
-    if (!l) {
-        st->oom = 1;
+    struct sym_loc *l = push(st, (void **)&st->locs, &st->nlocs, &st->caplocs, sizeof *l);
+    if (!l)
         return 0;
-    }
     l->module = module;
     l->addr = addr;
     l->first = (uint32_t)st->nlines;
     l->nlines = 0;
     for (uint32_t i = 0; i < n; i++) {
-        struct sym_line *d = push((void **)&st->lines, &st->nlines, &st->caplines, sizeof *d);
-        if (!d) {
-            st->oom = 1;
+        struct sym_line *d = push(st, (void **)&st->lines, &st->nlines, &st->caplines, sizeof *d);
+        if (!d)
             break;
-        }
         *d = lines[i];
         l->nlines++;
     }
@@ -188,45 +205,28 @@ uint32_t symtab_file_module(struct symtab *st, const char *path, uint64_t inode)
     char clean[4096 + 16];
     snprintf(clean, sizeof clean, "%.*s", (int)(deleted ? len - sl : len), path);
     uint64_t key[3] = {sid(st, clean), inode, (uint64_t)deleted};
-    int is_new;
-    uint64_t *slot = hmap_get(&st->mod_idx, key, &is_new);
-    if (!slot) {
-        st->oom = 1;
-        return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint32_t m;
+    if (lookup(st, &st->mod_idx, key, &m) != 0)
+        return m;
     const char *base = strrchr(clean, '/');
     base = base && base[1] ? base + 1 : clean;
-    uint32_t m = new_module(st, clean, base, SYM_FILE);
+    m = new_module(st, clean, base, SYM_FILE);
     st->mods[m].inode = inode;
     if (deleted) {
         st->mods[m].status = SYM_DELETED;
         snprintf(st->mods[m].why, sizeof st->mods[m].why,
                  "deleted while the run had it mapped: not symbolized");
     }
-    slot = hmap_find(&st->mod_idx, key); /* new_module may have grown the pool, not this map */
-    if (slot)
-        *slot = m;
-    return m;
+    return remember(&st->mod_idx, key, m);
 }
 
 uint32_t symtab_pseudo_module(struct symtab *st, const char *name, int kind)
 {
     uint64_t key[1] = {sid(st, name)};
-    int is_new;
-    uint64_t *slot = hmap_get(&st->pseudo_idx, key, &is_new);
-    if (!slot) {
-        st->oom = 1;
-        return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
-    uint32_t m = new_module(st, name, name, kind);
-    slot = hmap_find(&st->pseudo_idx, key);
-    if (slot)
-        *slot = m;
-    return m;
+    uint32_t m;
+    if (lookup(st, &st->pseudo_idx, key, &m) != 0)
+        return m;
+    return remember(&st->pseudo_idx, key, new_module(st, name, name, kind));
 }
 
 /* Decides whether the module's file can be trusted, and opens it (once). */
@@ -305,9 +305,9 @@ uint32_t symtab_file_loc(struct symtab *st, uint32_t module, uint64_t file_off, 
     if (module >= st->nmods)
         return 0;
     uint64_t key[3] = {module, file_off, (uint64_t)(ret != 0)};
-    uint64_t *slot = hmap_find(&st->loc_idx, key);
-    if (slot)
-        return (uint32_t)*slot;
+    uint32_t loc;
+    if (lookup(st, &st->loc_idx, key, &loc) != 0)
+        return loc;
     struct sym_module *m = &st->mods[module];
     open_module(st, m);
     if (file_off + 1 > m->max_off)
@@ -330,14 +330,7 @@ uint32_t symtab_file_loc(struct symtab *st, uint32_t module, uint64_t file_off, 
         lines[0] = (struct sym_line){function_id(st, module, name, NULL, 0, 0), 0, 0};
         n = 1;
     }
-    uint32_t loc = new_loc(st, module, file_off, lines, (uint32_t)n);
-    slot = hmap_get(&st->loc_idx, key, NULL);
-    if (!slot) {
-        st->oom = 1;
-        return loc;
-    }
-    *slot = loc;
-    return loc;
+    return remember(&st->loc_idx, key, new_loc(st, module, file_off, lines, (uint32_t)n));
 }
 
 uint32_t symtab_pseudo_loc(struct symtab *st, uint32_t module)
@@ -345,21 +338,12 @@ uint32_t symtab_pseudo_loc(struct symtab *st, uint32_t module)
     if (module >= st->nmods)
         return 0;
     uint64_t key[3] = {module, 0, 2};
-    int is_new;
-    uint64_t *slot = hmap_get(&st->loc_idx, key, &is_new);
-    if (!slot) {
-        st->oom = 1;
-        return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint32_t loc;
+    if (lookup(st, &st->loc_idx, key, &loc) != 0)
+        return loc;
     struct sym_line line = {
         function_id(st, module, symtab_str(st, st->mods[module].name), NULL, 0, 0), 0, 0};
-    uint32_t loc = new_loc(st, module, 0, &line, 1);
-    slot = hmap_find(&st->loc_idx, key);
-    if (slot)
-        *slot = loc;
-    return loc;
+    return remember(&st->loc_idx, key, new_loc(st, module, 0, &line, 1));
 }
 
 uint32_t symtab_jit_loc(struct symtab *st, uint32_t module, const char *name, uint64_t start)
@@ -367,18 +351,9 @@ uint32_t symtab_jit_loc(struct symtab *st, uint32_t module, const char *name, ui
     if (module >= st->nmods)
         return 0;
     uint64_t key[3] = {module, start, 3 + ((uint64_t)sid(st, name) << 2)};
-    int is_new;
-    uint64_t *slot = hmap_get(&st->loc_idx, key, &is_new);
-    if (!slot) {
-        st->oom = 1;
-        return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint32_t loc;
+    if (lookup(st, &st->loc_idx, key, &loc) != 0)
+        return loc;
     struct sym_line line = {function_id(st, module, name, NULL, 0, 0), 0, 0};
-    uint32_t loc = new_loc(st, module, start, &line, 1);
-    slot = hmap_find(&st->loc_idx, key);
-    if (slot)
-        *slot = loc;
-    return loc;
+    return remember(&st->loc_idx, key, new_loc(st, module, start, &line, 1));
 }
