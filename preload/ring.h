@@ -14,6 +14,9 @@
 
 #define PS_MAX_THREADS 4096
 #define PS_RING_SLOTS 256
+/* Extra frame room in each ring slot: the fast unwinder also records the handler's own frames
+ * before they are dropped. */
+#define PS_HANDLER_FRAMES 16
 
 /* One sample as the handler leaves it; the writer turns it into the file's record. */
 struct ps_slot_rec {

@@ -120,23 +120,38 @@ static uint32_t unwind_libunwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
 
 /* libunwind's fast tracer (unw_backtrace) caches each return address's frame layout, so a
  * repeated stack costs a few table lookups a frame instead of a CFI evaluation. It starts from
- * the handler, so the frames above the signal trampoline are skipped by finding the
- * interrupted PC. Anything unexpected falls back to the step-by-step walk. */
-#define HANDLER_FRAMES_MAX 16
+ * the handler, so it writes straight into the ring slot (which has room for the handler's own
+ * frames past max_frames) and the frames above the interrupted PC are then dropped. Anything
+ * unexpected falls back to the step-by-step walk. */
 static uint32_t unwind_libunwind_fast(ucontext_t *uc, uint64_t *frames, uint32_t max)
 {
-    void *buf[256 + HANDLER_FRAMES_MAX];
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    int n = unw_backtrace(buf, (int)max + HANDLER_FRAMES_MAX);
-    for (int i = 0; i < n && i < HANDLER_FRAMES_MAX; i++) {
-        if ((uint64_t)(uintptr_t)buf[i] != rip)
+    int n = unw_backtrace((void **)frames, (int)(max + PS_HANDLER_FRAMES));
+    for (int i = 0; i < n && i < PS_HANDLER_FRAMES; i++) {
+        if (frames[i] != rip)
             continue;
-        uint32_t k = 0;
-        for (int j = i; j < n && k < max; j++)
-            frames[k++] = (uint64_t)(uintptr_t)buf[j];
+        uint32_t k = (uint32_t)(n - i) < max ? (uint32_t)(n - i) : max;
+        memmove(frames, frames + i, 8 * (size_t)k);
         return k;
     }
     return unwind_libunwind(uc, frames, max);
+}
+
+/* libunwind needs ~10 KB of stack below the handler. A thread on a small stack (a goroutine
+ * under cgo, a fibre, a 32 KB pthread) or on a small alternate signal stack gets frame
+ * pointers, which need none, rather than a fault. */
+#define PS_UNWIND_STACK_NEED (16 * 1024)
+static int stack_room_for_libunwind(const struct ps_thread *t)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (t->stack_hi && here > t->stack_lo && here < t->stack_hi)
+        return here - t->stack_lo >= PS_UNWIND_STACK_NEED;
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+        uintptr_t lo = (uintptr_t)ss.ss_sp;
+        return here > lo && here - lo >= PS_UNWIND_STACK_NEED;
+    }
+    return 0; /* a stack we know nothing of */
 }
 
 /* The target's disposition for a SIGPROF that is not ours: its handler, or what the kernel
@@ -190,7 +205,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     rec->tid = (uint32_t)t->tid;
     rec->weight = weight;
     rec->flags = 0;
-    if (ps_guard_depth > 0) {
+    if (ps_guard_depth > 0 || (ps_cfg.unwind != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         atomic_fetch_add_explicit(&ps_samples_no_libunwind, weight, memory_order_relaxed);
@@ -244,7 +259,9 @@ int sampler_install(void)
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* SA_ONSTACK: a thread with an alternate signal stack (every Go thread) takes the sample
+     * there, never on a goroutine's small stack. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (ps_real_sigaction(SIGPROF, &sa, &old) != 0)
         return -1;

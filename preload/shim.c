@@ -387,7 +387,7 @@ void shim_thread_started(void)
     ps_guard_enter();
     struct ps_thread *t = thread_claim(ps_gettid());
     if (t) {
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames);
+        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
         stack_bounds(t);
         if (!t->ring) {
             atomic_store(&t->state, PS_T_FREE);
@@ -439,7 +439,7 @@ static void adopt_existing_threads(void)
         if (!t)
             break;
         t->foreign = 1;
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames);
+        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
         if (!t->ring) {
             atomic_store(&t->state, PS_T_FREE);
             continue;
