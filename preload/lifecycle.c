@@ -395,11 +395,48 @@ static int is_ours(int fd)
 PS_API int close(int fd)
 {
     RESOLVE(close);
+    if (ps_in_unwind && is_ours(fd)) {
+        sampler_mark_perf_fd(fd, 0); /* libunwind replacing its own pipe */
+        return real_close(fd);
+    }
     if (is_ours(fd)) {
         errno = EBADF;
         return -1;
     }
     return real_close(fd);
+}
+
+/* libunwind makes a pipe for itself (to validate memory) at the lowest free numbers: that
+ * would shift every descriptor number the target gets, and once the target closes and reuses
+ * those numbers libunwind would read and write the target's files. Its pipe is moved high and
+ * becomes ours. */
+static int (*real_pipe2)(int[2], int);
+static int (*real_pipe)(int[2]);
+
+static void adopt_pipe(int fds[2])
+{
+    for (int i = 0; i < 2; i++) {
+        fds[i] = clock_move_fd_high(fds[i]);
+        sampler_mark_perf_fd(fds[i], 1);
+    }
+}
+
+PS_API int pipe2(int fds[2], int flags)
+{
+    RESOLVE(pipe2);
+    int rc = real_pipe2(fds, flags);
+    if (rc == 0 && ps_in_unwind)
+        adopt_pipe(fds);
+    return rc;
+}
+
+PS_API int pipe(int fds[2])
+{
+    RESOLVE(pipe);
+    int rc = real_pipe(fds);
+    if (rc == 0 && ps_in_unwind)
+        adopt_pipe(fds);
+    return rc;
 }
 
 static int (*real_close_range)(unsigned, unsigned, int);

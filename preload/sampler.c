@@ -25,6 +25,7 @@
 #endif
 
 __thread int ps_guard_depth;
+__thread int ps_in_unwind;
 _Atomic uint64_t ps_samples_taken;
 _Atomic uint64_t ps_signals_taken;
 _Atomic uint64_t ps_samples_no_libunwind;
@@ -213,7 +214,9 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
     } else {
         ps_guard_depth++;
+        ps_in_unwind++;
         rec->nframes = unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
+        ps_in_unwind--;
         ps_guard_depth--;
     }
     ring_commit(t->ring);
@@ -247,6 +250,7 @@ int sampler_install(void)
      * handler. */
     unw_context_t ctx;
     unw_cursor_t cursor;
+    ps_in_unwind++;
     if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
         while (unw_step(&cursor) > 0)
             ;
@@ -256,6 +260,7 @@ int sampler_install(void)
         void *warm[8];
         unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
     }
+    ps_in_unwind--;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;

@@ -12,6 +12,10 @@ extern __thread int ps_guard_depth;
 static inline void ps_guard_enter(void) { ps_guard_depth++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void ps_guard_leave(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); ps_guard_depth--; }
 
+/* Set while this thread is inside libunwind: the descriptors libunwind makes for itself (its
+ * memory-validation pipe) become ours, and it may close them (lifecycle.c). */
+extern __thread int ps_in_unwind;
+
 extern _Atomic uint64_t ps_samples_taken;        /* records put in rings (weighted) */
 extern _Atomic uint64_t ps_signals_taken;        /* distinct samples: one per signal */
 extern _Atomic uint64_t ps_samples_no_libunwind; /* of those, taken by fp/PC in a guard */
