@@ -43,17 +43,26 @@ static inline __attribute__((always_inline)) int same(const uint64_t *a, const u
     return 1;
 }
 
-uint64_t *hmap_find(const struct hmap *m, const uint64_t *key)
+/* The slot of key (1), or the empty slot where it would go (0); the table must have room. */
+static inline __attribute__((always_inline)) int probe(const struct hmap *m, const uint64_t *key,
+                                                       size_t *slot)
 {
-    if (!m->cap)
-        return NULL;
     size_t mask = m->cap - 1, j = hmap_hash(key, m->kw) & mask;
     while (m->used[j]) {
-        if (same(m->keys + j * m->kw, key, m->kw))
-            return &m->vals[j];
+        if (same(m->keys + j * m->kw, key, m->kw)) {
+            *slot = j;
+            return 1;
+        }
         j = (j + 1) & mask;
     }
-    return NULL;
+    *slot = j;
+    return 0;
+}
+
+uint64_t *hmap_find(const struct hmap *m, const uint64_t *key)
+{
+    size_t j;
+    return m->cap && probe(m, key, &j) ? &m->vals[j] : NULL;
 }
 
 static int grow(struct hmap *m)
@@ -95,12 +104,9 @@ uint64_t *hmap_get(struct hmap *m, const uint64_t *key, int *is_new)
         *is_new = 0;
     if ((m->n + 1) * 2 > m->cap && grow(m) != 0) /* at most half full: short probes */
         return NULL;
-    size_t mask = m->cap - 1, j = hmap_hash(key, m->kw) & mask;
-    while (m->used[j]) {
-        if (same(m->keys + j * m->kw, key, m->kw))
-            return &m->vals[j];
-        j = (j + 1) & mask;
-    }
+    size_t j;
+    if (probe(m, key, &j))
+        return &m->vals[j];
     m->used[j] = 1;
     memcpy(m->keys + j * m->kw, key, m->kw * sizeof *key);
     m->vals[j] = 0;
