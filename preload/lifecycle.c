@@ -320,8 +320,10 @@ PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
 
 /* ---- late-loaded code ---- */
 
-static void *(*real_dlopen)(const char *, int);
-static void *(*real_dlmopen)(Lmid_t, const char *, int);
+/* dlopen is not wrapped: glibc resolves a dlopen against its caller's RUNPATH ($ORIGIN) and
+ * namespace, and a wrapper would make that caller the shim (a library found through the
+ * caller's DT_RUNPATH was not found at all). Loads are seen by the writer instead, through
+ * dl_iterate_phdr's load counter, and the handler knows the loader's own code by address. */
 static int (*real_dlclose)(void *);
 static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 
@@ -329,36 +331,6 @@ static void maps_changed(uint64_t from_ns)
 {
     if (ps_active && getpid() == ps_pid && ps_cfg.hz > 0)
         writer_maps_snapshot(from_ns);
-}
-
-PS_API void *dlopen(const char *file, int mode)
-{
-    RESOLVE(dlopen);
-    ps_guard_enter();
-    /* The new snapshot is in force from before the call: code in the library cannot run
-     * earlier, and everything mapped before stays mapped. */
-    uint64_t t = ps_now_ns();
-    void *h = real_dlopen(file, mode);
-    int saved = errno;
-    if (h && file)
-        maps_changed(t);
-    ps_guard_leave();
-    errno = saved;
-    return h;
-}
-
-PS_API void *dlmopen(Lmid_t lmid, const char *file, int mode)
-{
-    RESOLVE(dlmopen);
-    ps_guard_enter();
-    uint64_t t = ps_now_ns();
-    void *h = real_dlmopen(lmid, file, mode);
-    int saved = errno;
-    if (h)
-        maps_changed(t);
-    ps_guard_leave();
-    errno = saved;
-    return h;
 }
 
 PS_API int dlclose(void *handle)

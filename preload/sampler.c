@@ -6,6 +6,8 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <link.h>
+#include <sys/auxv.h>
 #include <stdlib.h>
 #include <libunwind.h>
 #include <string.h>
@@ -34,6 +36,7 @@ _Atomic uint64_t ps_signals_chained;
 int ps_timer_cookie;
 
 static struct sigaction target_action; /* what the target asked for SIGPROF */
+static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static int unwind_fast;
 static _Atomic int installed;
 
@@ -206,7 +209,9 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     rec->tid = (uint32_t)t->tid;
     rec->weight = weight;
     rec->flags = 0;
-    if (ps_guard_depth > 0 || (ps_cfg.unwind != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
+        (ps_cfg.unwind != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         atomic_fetch_add_explicit(&ps_samples_no_libunwind, weight, memory_order_relaxed);
@@ -242,6 +247,26 @@ void sampler_set_target_action(const struct sigaction *act)
     target_action = *act;
 }
 
+/* The loader (AT_BASE) and its executable segments. */
+static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t base = *(uintptr_t *)data;
+    if (!base || info->dlpi_addr != base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = base + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!loader_lo || lo < loader_lo)
+            loader_lo = lo;
+        if (hi > loader_hi)
+            loader_hi = hi;
+    }
+    return 1;
+}
+
 int sampler_install(void)
 {
     if (atomic_load(&installed))
@@ -254,6 +279,8 @@ int sampler_install(void)
     if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
         while (unw_step(&cursor) > 0)
             ;
+    uintptr_t base = (uintptr_t)getauxval(AT_BASE);
+    dl_iterate_phdr(find_loader, &base);
     const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
     unwind_fast = !(fast && strcmp(fast, "0") == 0);
     if (unwind_fast) {

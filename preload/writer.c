@@ -7,6 +7,8 @@
 #include "writer.h"
 
 #include <dirent.h>
+#include <link.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -209,6 +211,29 @@ void writer_maps_changed(void)
     atomic_store(&maps_dirty, 1);
 }
 
+/* dl_iterate_phdr's counters of objects loaded and unloaded so far: when they move, the maps
+ * changed. */
+static int read_load_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+    unsigned long long *c = data;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1;
+}
+
+static int objects_changed(void)
+{
+    static unsigned long long last[2];
+    unsigned long long now[2] = { 0, 0 };
+    dl_iterate_phdr(read_load_counts, now);
+    int changed = now[0] != last[0] || now[1] != last[1];
+    last[0] = now[0];
+    last[1] = now[1];
+    return changed;
+}
+
 /* ---- draining rings ---- */
 
 static unsigned char batch[256 * 1024];
@@ -333,7 +358,8 @@ static void *writer_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
-    uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0;
+    uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
+    objects_changed();
     while (!atomic_load(&stop_requested)) {
         /* With nothing to flush only the leader takeover check remains: every 250 ms. */
         long ms = files_ok ? FLUSH_MS : 250;
@@ -352,8 +378,10 @@ static void *writer_main(void *arg)
         uint64_t now = ps_now_ns();
         if (files_ok) {
             writer_flush(0);
-            if (atomic_exchange(&maps_dirty, 0) || now - last_maps > 1000000000ull) {
-                writer_maps_snapshot(now);
+            /* A library loaded since the last pass is in force from the last pass: its code
+             * could not run before it was loaded, and what was mapped then still is. */
+            if (objects_changed() || atomic_exchange(&maps_dirty, 0) || now - last_maps > 1000000000ull) {
+                writer_maps_snapshot(last_pass);
                 last_maps = now;
             }
             if (now - last_reap > 1000000000ull) {
@@ -361,6 +389,7 @@ static void *writer_main(void *arg)
                 last_reap = now;
             }
         }
+        last_pass = now;
         if (!atomic_load(&ps_is_leader) && now - last_leader > 250000000ull) {
             leader_try_takeover();
             last_leader = now;
