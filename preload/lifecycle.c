@@ -104,19 +104,8 @@ PS_API int pthread_setname_np(pthread_t thread, const char *name)
 
 /* ---- the process tree ---- */
 
-static pid_t (*real_fork)(void);
-
-PS_API pid_t fork(void)
-{
-    RESOLVE(fork);
-    int saved;
-    pid_t pid = real_fork();
-    saved = errno;
-    if (pid == 0)
-        shim_after_fork_child();
-    errno = saved;
-    return pid;
-}
+/* fork is followed through pthread_atfork (shim.c), which also sees the forks the C library
+ * makes itself (daemon()), past any wrapper. */
 
 /* Before the image is replaced: everything sampled so far goes to disk. */
 static void before_exec(void)
@@ -550,6 +539,51 @@ PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
     if (rc == 0 && act && shim_is_fatal_signal(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
         shim_install_fatal(sig); /* back to the default: we stand in for it again */
     return rc;
+}
+
+/* Waiting for signals: our SIGPROF must never be handed to the target as one of its own (a
+ * server that blocks everything and sigwait()s would get "Profiling timer expired"). While the
+ * target has no SIGPROF disposition of its own, SIGPROF is taken out of the set it waits on. */
+static const sigset_t *without_prof(const sigset_t *set, sigset_t *copy)
+{
+    if (!set || !ps_active || !sampler_installed() || !sampler_target_prof_default() || !sigismember(set, SIGPROF))
+        return set;
+    *copy = *set;
+    sigdelset(copy, SIGPROF);
+    return copy;
+}
+
+static int (*real_sigwait)(const sigset_t *, int *);
+static int (*real_sigwaitinfo)(const sigset_t *, siginfo_t *);
+static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+static int (*real_signalfd)(int, const sigset_t *, int);
+
+PS_API int sigwait(const sigset_t *set, int *sig)
+{
+    RESOLVE(sigwait);
+    sigset_t copy;
+    return real_sigwait(without_prof(set, &copy), sig);
+}
+
+PS_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    RESOLVE(sigwaitinfo);
+    sigset_t copy;
+    return real_sigwaitinfo(without_prof(set, &copy), info);
+}
+
+PS_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+    RESOLVE(sigtimedwait);
+    sigset_t copy;
+    return real_sigtimedwait(without_prof(set, &copy), info, timeout);
+}
+
+PS_API int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    RESOLVE(signalfd);
+    sigset_t copy;
+    return real_signalfd(fd, without_prof(mask, &copy), flags);
 }
 
 static sighandler_t set_handler(int sig, sighandler_t handler, int flags)

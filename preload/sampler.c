@@ -6,6 +6,7 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <link.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
@@ -164,18 +165,43 @@ static void chain(int sig, siginfo_t *si, void *uc)
 {
     atomic_fetch_add_explicit(&ps_signals_chained, 1, memory_order_relaxed);
     struct sigaction a = target_action;
-    if (a.sa_flags & SA_SIGINFO) {
-        if (a.sa_sigaction)
-            a.sa_sigaction(sig, si, uc);
-    } else if (a.sa_handler == SIG_DFL) {
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        ps_real_sigaction(sig, &dfl, NULL);
-        syscall(SYS_tgkill, getpid(), ps_gettid(), sig);
-    } else if (a.sa_handler != SIG_IGN) {
-        a.sa_handler(sig);
+    int is_function = (a.sa_flags & SA_SIGINFO) ? a.sa_sigaction != NULL
+                                                : a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN;
+    if (!is_function) {
+        if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            ps_real_sigaction(sig, &dfl, NULL);
+            syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+        }
+        return;
     }
+    /* What the kernel would have done for the target's own handler: its one-shot reset, its
+     * mask while it runs, and SIGPROF left open under SA_NODEFER. */
+    if (a.sa_flags & SA_RESETHAND) {
+        memset(&target_action, 0, sizeof target_action);
+        target_action.sa_handler = SIG_DFL;
+    }
+    sigset_t mask = a.sa_mask, before;
+    pthread_sigmask(SIG_BLOCK, &mask, &before);
+    if (a.sa_flags & SA_NODEFER) {
+        sigset_t prof;
+        sigemptyset(&prof);
+        sigaddset(&prof, sig);
+        pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+    }
+    if (a.sa_flags & SA_SIGINFO)
+        a.sa_sigaction(sig, si, uc);
+    else
+        a.sa_handler(sig);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+/* The target's SIGPROF disposition is the default (nothing of its own to deliver to). */
+int sampler_target_prof_default(void)
+{
+    return !(target_action.sa_flags & SA_SIGINFO) && target_action.sa_handler == SIG_DFL;
 }
 
 static void on_sigprof(int sig, siginfo_t *si, void *ucv)

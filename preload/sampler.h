@@ -29,6 +29,7 @@ int sampler_install(void);
 void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);
 int sampler_installed(void);
+int sampler_target_prof_default(void);
 
 /* Marks a descriptor as one of our perf events, so its signals are known as ours. */
 void sampler_mark_perf_fd(int fd, int ours);

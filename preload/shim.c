@@ -135,6 +135,16 @@ static void reset_locks_in_child(void)
     markers_after_fork();
 }
 
+void shim_after_fork_child(void);
+
+static void atfork_child(void)
+{
+    int saved = errno;
+    reset_locks_in_child();
+    shim_after_fork_child();
+    errno = saved;
+}
+
 /* ---- configuration ---- */
 
 static long env_long(const char *name, const char *alt, long def, long lo, long hi)
@@ -630,7 +640,7 @@ static void start(void)
     export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
     ps_active = 1;
     pthread_key_create(&thread_key, thread_key_destructor);
-    pthread_atfork(NULL, NULL, reset_locks_in_child);
+    pthread_atfork(NULL, NULL, atfork_child);
     if (ps_cfg.hz <= 0)
         clock_setup();
     start_sampling();
