@@ -41,13 +41,7 @@ int jsonl_foreach(const char *path, jsonl_fn fn, void *arg, struct jsonl_stats *
         if (stop)
             break;
     }
-    int read_error = tf.error;
-    textfile_close(&tf);
-    if (read_error) {
-        reader_error(err, errlen, path, "read error: %s", strerror(read_error));
-        return -1;
-    }
-    return 0;
+    return textfile_finish(&tf, path, 0, err, errlen);
 }
 
 static int is_blank(char c)

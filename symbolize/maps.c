@@ -185,17 +185,12 @@ int maps_load(const char *path, struct maps **out, char *err, size_t errlen)
         e.path = intern(strings, p);
         oom = !e.path || add_entry(&m->snaps[m->nsnap - 1], &entry_cap, &e) != 0;
     }
-    int read_error = tf.error;
-    textfile_close(&tf);
+    int failed = textfile_finish(&tf, path, oom, err, errlen) != 0;
     drop_if_empty(m);
-    if (oom || read_error || m->nsnap == 0) {
-        if (oom)
-            reader_error(err, errlen, path, "out of memory");
-        else if (read_error)
-            reader_error(err, errlen, path, "read error: %s", strerror(read_error));
-        else if (lines == 0)
+    if (failed || m->nsnap == 0) {
+        if (!failed && lines == 0)
             reader_error(err, errlen, path, "empty file (no mappings)");
-        else
+        else if (!failed)
             reader_error(err, errlen, path, "no mapping line in %zu lines (not a maps file?)",
                          lines);
         maps_free(m);

@@ -83,14 +83,9 @@ int perfmap_load(const char *path, struct perfmap **out, char *err, size_t errle
         if (size > pm->max_len)
             pm->max_len = size;
     }
-    int read_error = tf.error;
-    textfile_close(&tf);
-    if (oom || read_error || !pm->n) {
-        if (oom)
-            reader_error(err, errlen, path, "out of memory");
-        else if (read_error)
-            reader_error(err, errlen, path, "read error: %s", strerror(read_error));
-        else
+    int failed = textfile_finish(&tf, path, oom, err, errlen) != 0;
+    if (failed || !pm->n) {
+        if (!failed)
             reader_error(err, errlen, path, "no \"START SIZE name\" line (%zu bad lines)",
                          pm->bad_lines);
         perfmap_free(pm);

@@ -160,6 +160,17 @@ void textfile_close(struct textfile *tf)
     memset(tf, 0, sizeof *tf);
 }
 
+int textfile_finish(struct textfile *tf, const char *path, int oom, char *err, size_t errlen)
+{
+    int read_error = tf->error;
+    textfile_close(tf);
+    if (oom)
+        reader_error(err, errlen, path, "out of memory");
+    else if (read_error)
+        reader_error(err, errlen, path, "read error: %s", strerror(read_error));
+    return oom || read_error ? -1 : 0;
+}
+
 int textfile_slurp(const char *path, size_t cap, int missing_ok, char **buf, size_t *len,
                    char *err, size_t errlen)
 {

@@ -32,6 +32,10 @@ char *textfile_next(struct textfile *tf, size_t *len);
 
 void textfile_close(struct textfile *tf);
 
+/* Closes tf after its last line: 0, or -1 with "<path>: out of memory" (when oom, the caller's
+ * own failure while reading) or "<path>: read error: <why>" in err. */
+int textfile_finish(struct textfile *tf, const char *path, int oom, char *err, size_t errlen);
+
 /* Opens path with fopen's mode ("re", "rbe") and refuses what is not a regular file; *st (may be
  * NULL) receives its fstat. The stream, or NULL with "<path>: cannot open: <why>" or
  * "<path>: not a regular file" in err. */
