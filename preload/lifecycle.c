@@ -318,8 +318,12 @@ static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *
 
 static void maps_changed(uint64_t from_ns)
 {
-    if (ps_active && getpid() == ps_pid && ps_cfg.hz > 0)
+    if (ps_active && getpid() == ps_pid && ps_cfg.hz > 0) {
+        struct ps_xfsz x;
+        ps_xfsz_hold(&x);
         writer_maps_snapshot(from_ns);
+        ps_xfsz_release(&x);
+    }
 }
 
 PS_API int dlclose(void *handle)

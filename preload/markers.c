@@ -198,6 +198,8 @@ static void api_boundary(const char *name, const char *event, long long tokens)
     }
     uint64_t now = ps_now_ns();
     int saved = errno;
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
     if (atomic_load(&ps_is_leader) || !ps_cfg.markers[0]) {
         cJSON *attrs = cJSON_CreateObject();
         if (tokens >= 0) {
@@ -223,6 +225,7 @@ static void api_boundary(const char *name, const char *event, long long tokens)
             ps_real_close(fd);
         }
     }
+    ps_xfsz_release(&x);
     errno = saved;
 }
 

@@ -140,9 +140,38 @@ void shim_after_fork_child(void);
 static void atfork_child(void)
 {
     int saved = errno;
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
     reset_locks_in_child();
     shim_after_fork_child();
+    ps_xfsz_release(&x);
     errno = saved;
+}
+
+/* ---- our writes on the target's threads ---- */
+
+/* A write of ours past the target's RLIMIT_FSIZE raises SIGXFSZ on the writing thread, whose
+ * default kills the target. Around our writes on its threads the signal is held, and one that
+ * our write raised is taken back. Async-signal-safe. */
+void ps_xfsz_hold(struct ps_xfsz *x)
+{
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &x->saved);
+    x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+void ps_xfsz_release(const struct ps_xfsz *x)
+{
+    sigset_t xfsz, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    if (!x->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &x->saved, NULL);
 }
 
 /* ---- configuration ---- */
@@ -550,6 +579,8 @@ void shim_finish(const char *status)
     if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
         return;
     ps_guard_enter();
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
     struct ps_thread *t = thread_self();
     if (t)
         clock_disarm(t);
@@ -564,6 +595,7 @@ void shim_finish(const char *status)
     if (ps_owns_meta && !exec)
         meta_write_exit(status, sampled_cpu_s());
     counters_close();
+    ps_xfsz_release(&x);
     ps_guard_leave();
 }
 
@@ -574,10 +606,13 @@ void shim_finish_signal_safe(const char *status)
     if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
         return;
     ps_guard_enter();
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
     writer_flush(1);
     if (ps_owns_meta)
         meta_rewrite_status(status);
     procs_exit_line_signal_safe(status);
+    ps_xfsz_release(&x);
     ps_guard_leave();
 }
 
@@ -692,7 +727,10 @@ __attribute__((constructor)) static void perfscope_init(void)
         return; /* setuid/setgid: never write files for a privileged image */
     int saved = errno;
     ps_guard_enter();
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
     start();
+    ps_xfsz_release(&x);
     ps_guard_leave();
     errno = saved;
 }

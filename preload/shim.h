@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -37,6 +38,15 @@ uint64_t ps_now_ns(void);
 void ps_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, at most once per distinct key for the life of the process. */
 void ps_log_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Around the shim's writes on the target's threads: SIGXFSZ held, and taken back if our write
+ * raised it (async-signal-safe). */
+struct ps_xfsz {
+    sigset_t saved;
+    int was_pending;
+};
+void ps_xfsz_hold(struct ps_xfsz *x);
+void ps_xfsz_release(const struct ps_xfsz *x);
 
 /* "<out>/<name>" into buf. */
 void ps_path(char *buf, size_t size, const char *name);
