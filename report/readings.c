@@ -4,16 +4,15 @@
  * a hostile line add unbounded series. */
 #include "readings.h"
 #include "counterline.h"
+#include "files.h"
 #include "jsonl.h"
 #include "textfile.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 struct entry {
     int series;
@@ -197,13 +196,9 @@ static int read_one(struct loader *L, const char *dir, const char *name, int fro
                     char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path) {
-        reader_error(err, errlen, dir, "path too long");
-        return -1;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT)
-        return 0;
+    int there = optional_file(path, sizeof path, dir, name, err, errlen);
+    if (there <= 0)
+        return there;
     if (!from_phases)
         L->r->counters_present = 1;
     L->from_phases = from_phases;

@@ -5,12 +5,11 @@
 #include "report.h"
 #include "summary.h"
 #include "counterline.h"
+#include "files.h"
 #include "jsonl.h"
 #include "textfile.h"
 
-#include <errno.h>
 #include <math.h>
-#include <sys/stat.h>
 
 static int take_counters(cJSON *obj, size_t lineno, void *arg)
 {
@@ -39,11 +38,9 @@ static int take_counters(cJSON *obj, size_t lineno, void *arg)
 int load_counters(struct run_summary *r, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    struct stat st;
-    if (run_path(path, sizeof path, r->dir, "counters.jsonl", err, errlen) != 0)
-        return -1;
-    if (stat(path, &st) != 0 && errno == ENOENT)
-        return 0;
+    int there = optional_file(path, sizeof path, r->dir, "counters.jsonl", err, errlen);
+    if (there <= 0)
+        return there;
     struct jsonl_stats js;
     if (jsonl_foreach(path, take_counters, &r->counters, &js, err, errlen) != 0)
         return -1;

@@ -2,13 +2,12 @@
  * and the shim's own perfscope.log. It must never parse JSON by hand and never print a log line
  * longer than the cap. */
 #include "report.h"
+#include "files.h"
 #include "summary.h"
 #include "textfile.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define LOG_LINE_CAP 4096
 #define LOG_LINES_SHOWN 200
@@ -84,11 +83,9 @@ void print_meta(const struct run_summary *r)
 int load_log(struct run_summary *r, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    struct stat st;
-    if (run_path(path, sizeof path, r->dir, "perfscope.log", err, errlen) != 0)
-        return -1;
-    if (stat(path, &st) != 0 && errno == ENOENT)
-        return 0;
+    int there = optional_file(path, sizeof path, r->dir, "perfscope.log", err, errlen);
+    if (there <= 0)
+        return there;
     struct textfile tf; /* opened here only to refuse what cannot be read before printing */
     if (textfile_open(&tf, path, LOG_LINE_CAP, err, errlen) != 0)
         return -1;

@@ -1,22 +1,19 @@
 /* run_phases.c: the summary's phase boundaries, read once through symbolize/phases.c (the one
  * phases.jsonl reader). It must never print a boundary the reader did not accept. */
 #include "report.h"
+#include "files.h"
 #include "summary.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <sys/stat.h>
 
 #define BOUNDARIES_SHOWN 200
 
 int load_phases(struct run_summary *r, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    struct stat st;
-    if (run_path(path, sizeof path, r->dir, "phases.jsonl", err, errlen) != 0)
-        return -1;
-    if (stat(path, &st) != 0 && errno == ENOENT)
-        return 0; /* a run without markers */
+    int there = optional_file(path, sizeof path, r->dir, "phases.jsonl", err, errlen);
+    if (there <= 0)
+        return there; /* 0: a run without markers */
     return phases_load(path, &r->phases, err, errlen);
 }
 
