@@ -275,7 +275,8 @@ def _reading(rows, m):
 def write(path, rows, m, args):
     fixed = _find(rows, kind="ps", hz=0)
     L = ["# perfscope bench results", "",
-         "Written by `make bench` (bench/run.sh -> bench/analyze.py). Figures, not tests: this "
+         "Written by `make bench` (bench/run.sh -> bench/analyze.py, then bench/symbolize.sh for "
+         "the last section). Figures, not tests: this "
          "machine is shared and noisy, so every figure is the median of paired ratios with the "
          "[min-max] spread, never a single timing.", "",
          "## Run", "",

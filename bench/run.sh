@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # bench/run.sh: `make bench`. Builds the fixed-work target into build/bench/, finds (or, as
-# root, installs) gperftools' libprofiler, then hands over to bench/analyze.py, which runs the
-# alternating with/without pairs and writes bench/RESULTS.md. It reports; it never fails on
-# figures: exit 0 unless the bench itself could not run.
+# root, installs) gperftools' libprofiler, then runs bench/analyze.py, which runs the
+# alternating with/without pairs and writes bench/RESULTS.md, and last bench/symbolize.sh, which
+# adds the symbolizer's speed and peak memory to it as a section of its own. It reports; it
+# never fails on figures: exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
-# this many seconds, default 500), BENCH_ITERS (target iterations per thread).
+# this many seconds, default 500), BENCH_ITERS (target iterations per thread); SYMBOLIZE_N
+# (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -23,6 +25,12 @@ if [ ! -e "$LIBPROFILER" ]; then
   [ -e "$LIBPROFILER" ] || { echo "bench: gperftools not installed (apt-get install google-perftools); skipping that peer"; LIBPROFILER=; }
 fi
 
-exec python3 bench/analyze.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
+python3 bench/analyze.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
   --n "${BENCH_N:-5}" --budget "${BENCH_BUDGET_S:-500}" ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
+rc=$?
+# After analyze.py, which writes RESULTS.md whole: this adds its section to that file.
+BUILD=$BUILD SYMBOLIZE_OUT=bench/RESULTS.md bench/symbolize.sh
+src=$?
+[ $rc -ne 0 ] && exit $rc
+exit $src

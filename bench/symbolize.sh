@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# bench/symbolize.sh: how fast perfscope-symbolize is and how its memory grows. Generates
-# synthetic run folders (bench/symbolize_gen.py: 30-frame stacks over libc, libstdc++, libm) and
-# times the tool on them: samples per second and peak RSS (GNU time), at 1,000,000 samples and
-# at 200,000 with the same distinct stacks (memory should follow distinct stacks, not samples),
-# and at 1,000,000 with 5x the distinct stacks. Writes bench/SYMBOLIZE.md. Reports, never fails
-# on figures: exit 0 unless the bench could not run.
-# Knobs: SYMBOLIZE_N (default 1000000), SYMBOLIZE_WORK (default build/bench/symbolize).
+# bench/symbolize.sh: how fast perfscope-symbolize is and how its memory grows; `make bench` runs
+# it after the overhead pairs (bench/run.sh), and it runs alone as well. Generates synthetic run
+# folders (bench/symbolize_gen.py: 30-frame stacks over libc, libstdc++, libm) and times the tool
+# on them: samples per second and peak RSS (GNU time), at N samples over N/20 distinct stacks,
+# at N/5 samples with the same stacks (memory should follow distinct stacks, not samples), and
+# at N with 5x the distinct stacks. Writes its table as the "Symbolizer" section of bench/RESULTS.md (replacing
+# that section, leaving the rest of the file as it is). Reports, never fails on figures: exit 0
+# unless the bench could not run.
+# Knobs: SYMBOLIZE_N (default 200000, to keep make bench bounded: well under a minute on 2
+# cores; 1000000 gives the million-sample figures, over 50,000 and 250,000 stacks), SYMBOLIZE_WORK (default build/bench/symbolize),
+# SYMBOLIZE_OUT (default bench/RESULTS.md).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 tool=$BUILD/perfscope-symbolize
 [ -x "$tool" ] || { echo "bench: $tool is not built (make)"; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: GNU time missing (apt-get install time)"; exit 1; }
-N=${SYMBOLIZE_N:-1000000}
+N_DEFAULT=200000
+N=${SYMBOLIZE_N:-$N_DEFAULT}
 work=${SYMBOLIZE_WORK:-$BUILD/bench/symbolize}
+out=${SYMBOLIZE_OUT:-bench/RESULTS.md}
 rm -rf "$work"
 mkdir -p "$work"
-out=bench/SYMBOLIZE.md
 rows=()
+
+# 1000000 -> 1M, 200000 -> 200k, 50000 -> 50k
+short() { awk -v n="$1" 'BEGIN{ if (n >= 1e6 && n % 1e6 == 0) printf "%dM", n / 1e6;
+  else if (n >= 1e3 && n % 1e3 == 0) printf "%dk", n / 1e3; else printf "%d", n }'; }
 
 measure() { # name samples paths leaves
   local d=$work/$1
@@ -40,14 +49,17 @@ measure() { # name samples paths leaves
   rm -rf "$d"
 }
 
-measure "1M, 50k stacks" "$N" 2000 25
-measure "200k, 50k stacks" $(( N / 5 )) 2000 25
-measure "1M, 250k stacks" "$N" 10000 25
+# 25 leaves a call path: N/20 distinct stacks, then 5x as many.
+paths=$(( N / 500 > 0 ? N / 500 : 1 ))
+measure "$(short "$N"), $(short $(( paths * 25 ))) stacks" "$N" "$paths" 25
+measure "$(short $(( N / 5 ))), $(short $(( paths * 25 ))) stacks" $(( N / 5 )) "$paths" 25
+measure "$(short "$N"), $(short $(( paths * 125 ))) stacks" "$N" $(( paths * 5 )) 25
 
+section=$work/section.md
 {
-  echo "# perfscope-symbolize speed and memory"
+  echo "## Symbolizer: speed and memory"
   echo
-  echo "Written by \`bench/symbolize.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))."
+  echo "Written by \`bench/symbolize.sh\` (run by \`make bench\` after the pairs above, or alone) on $(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), SYMBOLIZE_N=$N."
   echo "Synthetic run folders (\`bench/symbolize_gen.py\`): 30-frame stacks whose addresses lie in libc,"
   echo "libstdc++ and libm (resolved through libdwfl, with libc's separate debug info when installed),"
   echo "8 threads (a call path runs on one), 3 phases. Best of 3 runs of the whole tool (read and"
@@ -59,10 +71,39 @@ measure "1M, 250k stacks" "$N" 10000 25
   echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "Memory follows distinct stacks and addresses, not samples: the first two rows hold the same"
-  echo "stacks at 5x fewer samples. The last row is a worst case: 250,000 distinct 30-frame stacks"
-  echo "(over half a million distinct addresses) make a stacks.folded of about 1 GB of long C++ names"
-  echo "and as many call tree nodes; time then goes to resolving addresses, building the tree and"
-  echo "writing that text, not to the samples."
-} >"$out"
-echo "bench: wrote $out"
+  if [ "$N" = "$N_DEFAULT" ]; then
+    echo "N=$N samples: the default, small enough for \`make bench\` to stay bounded;"
+  else
+    echo "N=$N samples (the default is $N_DEFAULT);"
+  fi
+  echo "\`SYMBOLIZE_N=1000000 bench/symbolize.sh\` gives the million-sample figures. The samples fall"
+  echo "on N/20 distinct stacks, 20 each on average. Memory follows distinct stacks and addresses,"
+  echo "not samples: the first two rows hold the same stacks at 5x fewer samples. The last row is a"
+  echo "worst case: 5x the distinct 30-frame stacks (at N=1000000, 250,000 of them: over half a"
+  echo "million distinct addresses and a stacks.folded of about 1 GB of long C++ names) and as many"
+  echo "call tree nodes; time then goes to resolving addresses, building the tree and writing that"
+  echo "text, not to the samples."
+} >"$section"
+
+# The section replaces its earlier self in $out (or is added at the end); the rest of the file,
+# written by bench/analyze.py, is kept as it is. Written to a temporary name, then renamed.
+python3 - "$out" "$section" <<'PY' || { echo "bench: cannot write $out"; exit 1; }
+import os, sys
+path, section = sys.argv[1], open(sys.argv[2]).read()
+try:
+    text = open(path).read()
+except FileNotFoundError:
+    text = "# perfscope bench results\n"
+head = "\n## Symbolizer: speed and memory\n"
+at = text.find(head)
+if at >= 0:
+    end = text.find("\n## ", at + len(head))
+    text = text[:at + 1] + (text[end + 1:] if end >= 0 else "")
+text = text.rstrip("\n") + "\n\n" + section
+tmp = "%s.tmp.%d" % (path, os.getpid())
+with open(tmp, "w") as f:
+    f.write(text)
+os.replace(tmp, path)
+PY
+rm -f "$section"
+echo "bench: wrote the symbolizer section of $out"
