@@ -13,6 +13,7 @@
 #include "pyfmt.h"
 #include "report.h"
 #include "run.h"
+#include "samples.h"
 #include "stats.h"
 
 #include <dirent.h>
@@ -101,11 +102,10 @@ static int is_raw_run(const char *dir)
     if (!d)
         return 0;
     int found = 0;
-    for (struct dirent *e; !found && (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        found = strncmp(e->d_name, "cpuprof.", 8) == 0 && len > 12 &&
-                strcmp(e->d_name + len - 4, ".bin") == 0;
-    }
+    long pid;
+    unsigned gen;
+    for (struct dirent *e; !found && (e = readdir(d));)
+        found = samples_parse_name(e->d_name, &pid, &gen) == 0;
     closedir(d);
     return found;
 }

@@ -6,7 +6,6 @@
 #include "maps.h"
 #include "textfile.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -118,58 +117,32 @@ static int read_file(struct run_summary *r, struct file_summary *fs, char *err, 
     return read_maps_of(fs, err, errlen);
 }
 
-static int by_pid_gen(const void *a, const void *b)
-{
-    const struct file_summary *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return (x->gen > y->gen) - (x->gen < y->gen);
-}
-
 /* The run's sample files, sorted by pid then exec generation. */
 static int list_files(struct run_summary *r, char *err, size_t errlen)
 {
-    DIR *d = opendir(r->dir);
-    if (!d) {
-        reader_error(err, errlen, r->dir, "cannot list: %s", strerror(errno));
+    struct samples_name *names;
+    size_t n;
+    if (samples_list(r->dir, &names, &n, err, errlen) != 0)
         return -1;
-    }
-    size_t cap = 0;
-    struct dirent *de;
     int rc = 0;
-    while ((de = readdir(d)) != NULL) {
-        long pid;
-        unsigned gen;
-        if (samples_parse_name(de->d_name, &pid, &gen) != 0)
-            continue;
-        if (r->nfiles == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            struct file_summary *f = realloc(r->files, ncap * sizeof *f);
-            if (!f) {
-                reader_error(err, errlen, r->dir, "out of memory");
-                rc = -1;
-                break;
-            }
-            r->files = f;
-            cap = ncap;
-        }
-        struct file_summary *fs = &r->files[r->nfiles];
-        memset(fs, 0, sizeof *fs);
-        if (run_path(fs->path, sizeof fs->path, r->dir, de->d_name, err, errlen) != 0) {
+    r->files = calloc(n ? n : 1, sizeof *r->files);
+    if (!r->files) {
+        reader_error(err, errlen, r->dir, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct file_summary *fs = &r->files[i];
+        if (snprintf(fs->path, sizeof fs->path, "%s", names[i].path) >= (int)sizeof fs->path) {
+            reader_error(err, errlen, r->dir, "path too long");
             rc = -1;
             break;
         }
-        r->nfiles++;
         fs->name = strrchr(fs->path, '/') + 1;
-        fs->pid = pid;
-        fs->gen = gen;
+        fs->pid = names[i].pid;
+        fs->gen = names[i].gen;
+        r->nfiles++;
     }
-    closedir(d);
-    if (rc == 0 && r->nfiles)
-        qsort(r->files, r->nfiles, sizeof *r->files, by_pid_gen);
-    /* name pointed into path, which moved with its struct: point again. */
-    for (size_t i = 0; i < r->nfiles; i++)
-        r->files[i].name = strrchr(r->files[i].path, '/') + 1;
+    samples_list_free(names, n);
     return rc;
 }
 

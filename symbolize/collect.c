@@ -12,7 +12,6 @@
 #include "textfile.h"
 #include "utf8.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -420,59 +419,32 @@ static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, con
 
 /* ---- sample files ---- */
 
-static int by_pid_gen(const void *a, const void *b)
-{
-    const struct prof_image *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->gen < y->gen ? -1 : x->gen > y->gen;
-}
-
 static int find_images(struct profile *p, char *err, size_t errlen)
 {
-    DIR *d = opendir(p->dir);
-    if (!d) {
-        snprintf(err, errlen, "%s: cannot open the run folder: %s", p->dir, strerror(errno));
+    struct samples_name *names;
+    size_t n;
+    if (samples_list(p->dir, &names, &n, err, errlen) != 0)
         return -1;
-    }
-    size_t cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        long pid;
-        unsigned gen;
-        if (samples_parse_name(de->d_name, &pid, &gen) != 0)
-            continue;
-        if (p->nimg == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            struct prof_image *v = realloc(p->img, ncap * sizeof *v);
-            if (!v)
-                break;
-            p->img = v;
-            cap = ncap;
-        }
-        struct prof_image *img = &p->img[p->nimg];
-        memset(img, 0, sizeof *img);
-        size_t len = strlen(p->dir) + 1 + strlen(de->d_name) + 1;
-        img->bin_path = malloc(len);
-        if (!img->bin_path)
-            break;
-        snprintf(img->bin_path, len, "%s/%s", p->dir, de->d_name);
-        img->file = img->bin_path + strlen(p->dir) + 1;
-        img->pid = pid;
-        img->gen = gen;
-        p->nimg++;
-    }
-    closedir(d);
-    if (de) {
-        snprintf(err, errlen, "%s: out of memory listing the folder", p->dir);
-        return -1;
-    }
-    if (p->nimg == 0) {
+    if (n == 0) {
+        free(names);
         snprintf(err, errlen, "%s: no sample files (cpuprof.<pid>.bin): not a perfscope run folder, "
                  "or the run was killed before it wrote any", p->dir);
         return -1;
     }
-    qsort(p->img, p->nimg, sizeof *p->img, by_pid_gen);
+    p->img = calloc(n, sizeof *p->img);
+    if (!p->img) {
+        samples_list_free(names, n);
+        snprintf(err, errlen, "%s: out of memory listing the folder", p->dir);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p->img[i].bin_path = names[i].path; /* the image owns it now */
+        p->img[i].file = names[i].file;
+        p->img[i].pid = names[i].pid;
+        p->img[i].gen = names[i].gen;
+    }
+    p->nimg = n;
+    free(names);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "samples.h"
 #include "textfile.h"
 
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
@@ -209,4 +210,65 @@ int samples_parse_name(const char *path, long *pid, unsigned *gen)
     *pid = (long)a;
     *gen = (unsigned)b;
     return 0;
+}
+
+static int by_pid_gen(const void *a, const void *b)
+{
+    const struct samples_name *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->gen > y->gen) - (x->gen < y->gen);
+}
+
+int samples_list(const char *dir, struct samples_name **out, size_t *n, char *err,
+                 size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        reader_error(err, errlen, dir, "cannot list: %s", strerror(errno));
+        return -1;
+    }
+    struct samples_name *v = NULL;
+    size_t nv = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        long pid;
+        unsigned gen;
+        if (samples_parse_name(de->d_name, &pid, &gen) != 0)
+            continue;
+        if (nv == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct samples_name *nvv = realloc(v, ncap * sizeof *nvv);
+            if (!nvv)
+                break;
+            v = nvv;
+            cap = ncap;
+        }
+        size_t len = strlen(dir) + 1 + strlen(de->d_name) + 1;
+        char *path = malloc(len);
+        if (!path)
+            break;
+        snprintf(path, len, "%s/%s", dir, de->d_name);
+        v[nv++] = (struct samples_name){path, path + strlen(dir) + 1, pid, gen};
+    }
+    closedir(d);
+    if (de) {
+        samples_list_free(v, nv);
+        reader_error(err, errlen, dir, "out of memory");
+        return -1;
+    }
+    if (nv)
+        qsort(v, nv, sizeof *v, by_pid_gen);
+    *out = v;
+    *n = nv;
+    return 0;
+}
+
+void samples_list_free(struct samples_name *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
 }

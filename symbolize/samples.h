@@ -84,4 +84,19 @@ int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_h
  * is not of that form. */
 int samples_parse_name(const char *path, long *pid, unsigned *gen);
 
+/* One sample file of a run folder. */
+struct samples_name {
+    char *path;          /* "<dir>/<file>" (allocated) */
+    const char *file;    /* its basename, inside path */
+    long pid;
+    unsigned gen;
+};
+
+/* The sample files of dir (the names samples_parse_name takes), sorted by pid, then exec
+ * generation: 0 with *n entries in *out (none is not an error; free with samples_list_free), or
+ * -1 with "<dir>: cannot list: <why>" or "<dir>: out of memory" in err. */
+int samples_list(const char *dir, struct samples_name **out, size_t *n, char *err,
+                 size_t errlen);
+void samples_list_free(struct samples_name *v, size_t n);
+
 #endif
