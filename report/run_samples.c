@@ -60,11 +60,8 @@ static void count_sample(struct run_summary *r, struct file_summary *fs, const s
 static int read_maps_of(struct file_summary *fs, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    size_t n = strlen(fs->path);
-    if (n < 4 || n >= sizeof path)
+    if (samples_maps_path(fs->path, path, sizeof path) != 0)
         return 0;
-    memcpy(path, fs->path, n - 4);
-    strcpy(path + n - 4, ".maps");
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT)
         return 0;

@@ -451,11 +451,8 @@ static int find_images(struct profile *p, char *err, size_t errlen)
 static void load_maps_of(struct profile *p, struct prof_image *img)
 {
     char path[PATH_MAX], err[512];
-    size_t n = strlen(img->bin_path);
-    if (n < 4 || n - 4 + sizeof ".maps" > sizeof path)
+    if (samples_maps_path(img->bin_path, path, sizeof path) != 0)
         return;
-    memcpy(path, img->bin_path, n - 4);
-    strcpy(path + n - 4, ".maps");
     if (maps_load(path, &img->maps, err, sizeof err) != 0) {
         img->maps = NULL;
         prof_warn(p, "%s (every frame of %s is [unknown])", err, img->file);

@@ -212,6 +212,16 @@ int samples_parse_name(const char *path, long *pid, unsigned *gen)
     return 0;
 }
 
+int samples_maps_path(const char *bin_path, char *buf, size_t size)
+{
+    size_t n = strlen(bin_path);
+    if (n < 4 || strcmp(bin_path + n - 4, ".bin") != 0 || n - 4 + sizeof ".maps" > size)
+        return -1;
+    memcpy(buf, bin_path, n - 4);
+    memcpy(buf + n - 4, ".maps", sizeof ".maps");
+    return 0;
+}
+
 static int by_pid_gen(const void *a, const void *b)
 {
     const struct samples_name *x = a, *y = b;

@@ -84,6 +84,10 @@ int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_h
  * is not of that form. */
 int samples_parse_name(const char *path, long *pid, unsigned *gen);
 
+/* The maps snapshots beside a sample file (DESIGN 2.1: the same stem, cpuprof.<pid>[.<n>].maps)
+ * into buf: 0, or -1 when bin_path does not end in ".bin" or the name does not fit. */
+int samples_maps_path(const char *bin_path, char *buf, size_t size);
+
 /* One sample file of a run folder. */
 struct samples_name {
     char *path;          /* "<dir>/<file>" (allocated) */
