@@ -56,16 +56,25 @@ int load_counters(struct run_summary *r, char *err, size_t errlen)
     return 0;
 }
 
-static void print_zones(const cJSON *rapl)
+/* How many items of a "rapl" (zones) or "gpus" array read as what they should be. */
+static int count_read(const cJSON *arr, int zones)
 {
     int n = 0;
     const cJSON *it;
     struct counter_zone z;
-    cJSON_ArrayForEach(it, rapl)
-        n += counterline_zone(it, &z) == 0;
-    printf("  RAPL zones: %d\n", n);
+    struct counter_gpu g;
+    cJSON_ArrayForEach(it, arr)
+        n += (zones ? counterline_zone(it, &z) : counterline_gpu(it, &g)) == 0;
+    return n;
+}
+
+static void print_zones(const cJSON *rapl)
+{
+    printf("  RAPL zones: %d\n", count_read(rapl, 1));
+    const cJSON *it;
     cJSON_ArrayForEach(it, rapl)
     {
+        struct counter_zone z;
         if (counterline_zone(it, &z) != 0)
             continue;
         printf("    ");
@@ -78,16 +87,6 @@ static void print_zones(const cJSON *rapl)
         }
         printf("\n");
     }
-}
-
-static int count_gpus(const cJSON *gpus)
-{
-    int n = 0;
-    const cJSON *it;
-    struct counter_gpu g;
-    cJSON_ArrayForEach(it, gpus)
-        n += counterline_gpu(it, &g) == 0;
-    return n;
 }
 
 void print_counters(const struct run_summary *r)
@@ -112,7 +111,7 @@ void print_counters(const struct run_summary *r)
     else
         printf("  RAPL zones: not recorded\n");
     if (cl.gpus)
-        printf("  GPUs: %d\n", count_gpus(cl.gpus));
+        printf("  GPUs: %d\n", count_read(cl.gpus, 0));
     else
         printf("  GPUs: not recorded\n");
     if (c->have_rss)
