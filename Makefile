@@ -19,6 +19,7 @@ SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c)))
 REPORT_SRC   := $(sort $(wildcard report/*.c))
 PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h common/*.h) Makefile
 SYM_HDR      := $(wildcard symbolize/*.h include/*.h common/*.h)
+REPORT_HDR   := $(wildcard report/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a
@@ -47,6 +48,9 @@ $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(call PKG,libdw libcjson zlib) -Isymbolize -c -o $@ $<
+
+# The report's objects depend on its own headers too (a changed struct must rebuild its users).
+$(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): $(REPORT_HDR)
 
 $(SYMLIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(SYMLIB_SRC))
 	@rm -f $@
