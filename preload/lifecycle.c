@@ -1,8 +1,9 @@
 /* lifecycle.c: the C library functions the shim wraps, so it follows the target through its
- * life: threads (pthread_create), process tree (fork, exec), the ways out (return from main,
- * exit, _exit), late-loaded code (dlopen/dlclose) and the loader calls the handler must not
- * unwind through (dl_iterate_phdr), signal dispositions (SIGPROF and the fatal ones), and the
- * descriptor calls that could otherwise close or overwrite ours. Every wrapper must behave,
+ * life: threads (pthread_create), exec (fork is followed through pthread_atfork in shim.c), the
+ * ways out (return from main, exit, _exit), unloads (dlclose; loads are seen by the writer), the
+ * loader calls the handler must not unwind through (dl_iterate_phdr), signal dispositions and
+ * waits (SIGPROF and the fatal ones), libunwind's pipe, and the descriptor calls that could
+ * otherwise close or overwrite ours. Every wrapper must behave,
  * towards the target, exactly as the function it wraps: same results, same errno. */
 #include "lifecycle.h"
 
@@ -11,7 +12,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -132,7 +132,6 @@ int writer_open_files(void)
 
 static char *maps_last;      /* the last snapshot written (writer side, under the io lock) */
 static size_t maps_last_len;
-static _Atomic int maps_dirty;
 
 static char *read_self_maps(size_t *len)
 {
@@ -204,11 +203,6 @@ void writer_maps_snapshot(uint64_t t_ns)
     maps_last = now;
     maps_last_len = len;
     writer_unlock();
-}
-
-void writer_maps_changed(void)
-{
-    atomic_store(&maps_dirty, 1);
 }
 
 /* dl_iterate_phdr's counters of objects loaded and unloaded so far: when they move, the maps
@@ -380,7 +374,7 @@ static void *writer_main(void *arg)
             writer_flush(0);
             /* A library loaded since the last pass is in force from the last pass: its code
              * could not run before it was loaded, and what was mapped then still is. */
-            if (objects_changed() || atomic_exchange(&maps_dirty, 0) || now - last_maps > 1000000000ull) {
+            if (objects_changed() || now - last_maps > 1000000000ull) {
                 writer_maps_snapshot(last_pass);
                 last_maps = now;
             }

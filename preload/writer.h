@@ -12,8 +12,6 @@ extern char ps_maps_path[PATH_MAX];
 int writer_open_files(void);
 /* Appends a '# t=' snapshot of /proc/self/maps if the mappings changed. */
 void writer_maps_snapshot(uint64_t t_ns);
-/* Asks the writer thread for a snapshot at its next pass. */
-void writer_maps_changed(void);
 /* Drains all rings into the file now. from_signal: bounded wait, no /proc reads. */
 void writer_flush(int from_signal);
 int writer_start(void);
