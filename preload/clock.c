@@ -78,13 +78,21 @@ static void detect_kernel_hz(void)
     ps_log("kernel tick rate unknown (no kernel config readable); assuming CONFIG_HZ=%d", ps_kernel_hz);
 }
 
-/* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
-int clock_move_fd_high(int fd)
+static _Atomic int perf_fds_open; /* ours, for all threads */
+
+static int fd_base(void)
 {
     struct rlimit rl;
     int base = 512;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < (rlim_t)base)
         base = (int)(rl.rlim_cur / 2);
+    return base;
+}
+
+/* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
+int clock_move_fd_high(int fd)
+{
+    int base = fd_base();
     if (fd >= base)
         return fd;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
@@ -117,12 +125,32 @@ static int perf_open(pid_t tid)
     return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* At most half of the numbers above the base: the rest stays the target's. */
+static int perf_fd_budget(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20))
+        return 1 << 19;
+    return (int)(rl.rlim_cur - (rlim_t)fd_base()) / 2;
+}
+
 static int arm_perf(struct ps_thread *t)
 {
+    if (atomic_load(&perf_fds_open) >= perf_fd_budget()) {
+        errno = EMFILE;
+        return -1;
+    }
     int fd = perf_open(t->tid);
     if (fd < 0)
         return -1;
     fd = clock_move_fd_high(fd);
+    if (fd < fd_base()) {
+        /* No room above the target's numbers: a low descriptor per thread would use up the
+         * target's own limit. This thread gets the tick timer instead. */
+        ps_real_close(fd);
+        errno = EMFILE;
+        return -1;
+    }
     sampler_mark_perf_fd(fd, 1);
     void *rb = NULL;
     if (ps_perf_delivery == PS_PERF_SIGTRAP) {
@@ -130,6 +158,7 @@ static int arm_perf(struct ps_thread *t)
             goto fail;
         t->perf_fd = fd;
         t->perf_rb = NULL;
+        atomic_fetch_add(&perf_fds_open, 1);
         return 0;
     }
     if (ps_perf_delivery == PS_PERF_RING) {
@@ -150,6 +179,7 @@ static int arm_perf(struct ps_thread *t)
     }
     t->perf_fd = fd;
     t->perf_rb = rb;
+    atomic_fetch_add(&perf_fds_open, 1);
     return 0;
 fail:
     sampler_mark_perf_fd(fd, 0);
@@ -201,6 +231,7 @@ static void close_perf(struct ps_thread *t)
 {
     if (t->perf_fd < 0)
         return;
+    atomic_fetch_sub(&perf_fds_open, 1);
     sampler_mark_perf_fd(t->perf_fd, 0);
     if (t->perf_rb)
         munmap(t->perf_rb, 2 * page_size);
