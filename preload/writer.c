@@ -165,10 +165,14 @@ static char *read_self_maps(size_t *len)
 
 /* Appends a snapshot when the mappings differ from the last one written. t_ns is the time from
  * which the new snapshot is in force. Takes the io lock itself. */
+static int objects_changed(void);
+
 void writer_maps_snapshot(uint64_t t_ns)
 {
     if (!files_ok)
         return;
+    /* The load counters as of this snapshot: a load after it is what the writer looks for. */
+    objects_changed();
     size_t len = 0;
     char *now = read_self_maps(&len);
     if (!now)
@@ -353,7 +357,6 @@ static void *writer_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
-    objects_changed();
     while (!atomic_load(&stop_requested)) {
         /* With nothing to flush only the leader takeover check remains: every 250 ms. */
         long ms = files_ok ? FLUSH_MS : 250;
