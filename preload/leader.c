@@ -69,9 +69,11 @@ static struct leader_state state;
 
 static char partial[PS_MARKER_LINE_MAX + 1];
 static size_t partial_len;
+static long long line_start; /* file offset where the line being read began */
 static int partial_overlong;
 
-static void feed(const char *data, size_t len, uint64_t now)
+/* data starts at file offset `at`. */
+static void feed(const char *data, size_t len, long long at, uint64_t now)
 {
     for (size_t i = 0; i < len; i++) {
         char c = data[i];
@@ -80,6 +82,7 @@ static void feed(const char *data, size_t len, uint64_t now)
             markers_parse_line(partial, partial_len + (size_t)partial_overlong, state.line_no, now);
             partial_len = 0;
             partial_overlong = 0;
+            line_start = at + (long long)i + 1;
             continue;
         }
         if (partial_len < PS_MARKER_LINE_MAX)
@@ -102,6 +105,7 @@ static void read_markers(void)
         state.offset = 0;
         state.line_no = 0;
         partial_len = 0;
+        line_start = 0;
     }
     char buf[8192];
     for (;;) {
@@ -113,12 +117,12 @@ static void read_markers(void)
         uint64_t now = ps_now_ns();
         /* Only whole lines count as read: a partial line is kept in memory, and the offset
          * handed to a successor stops at the last newline. */
-        feed(buf, (size_t)n, now);
+        feed(buf, (size_t)n, state.offset, now);
         state.offset += n;
     }
     ps_real_close(fd);
     struct leader_state saved = state;
-    saved.offset -= (long long)partial_len + 0;
+    saved.offset = line_start; /* a successor re-reads the unfinished line whole, however long */
     state_write(&saved);
 }
 
@@ -229,20 +233,23 @@ static int others_alive(void)
     return 0;
 }
 
-static int lock_leader(void)
+/* takeover: a process of this run taking over from a leader that exited; it always resumes
+ * where that leader stopped. Only a process starting may begin a new run. */
+static int lock_leader(int takeover)
 {
     if (flock(ps_leader_fd, LOCK_EX | LOCK_NB) != 0)
         return 0;
     state_read(&state);
     if (state.first_pid == (long)getpid()) {
         ps_owns_meta = 1; /* our own earlier image, before an exec: carry on */
-    } else if (state.first_pid == 0 || !others_alive()) {
+    } else if (!takeover && (state.first_pid == 0 || !others_alive())) {
         /* A new run (or a stale folder): start from the top of the markers file. */
         memset(&state, 0, sizeof state);
         state.first_pid = getpid();
         ps_owns_meta = 1;
     }
     state_write(&state);
+    line_start = state.offset;
     return 1;
 }
 
@@ -257,7 +264,7 @@ int leader_start(void)
     }
     ps_leader_fd = clock_move_fd_high(fd);
     sampler_mark_perf_fd(ps_leader_fd, 1);
-    if (!lock_leader())
+    if (!lock_leader(0))
         return 0;
     become_leader();
     return 1;
@@ -267,7 +274,7 @@ void leader_try_takeover(void)
 {
     if (ps_leader_fd < 0 || atomic_load(&ps_is_leader))
         return;
-    if (lock_leader()) {
+    if (lock_leader(1)) {
         ps_log("process %d takes over as the run's leader", (int)getpid());
         become_leader();
     }
@@ -313,4 +320,5 @@ void leader_forget_after_fork(void)
     ps_owns_meta = 0;
     atomic_store(&ps_is_leader, 0);
     partial_len = 0;
+    partial_overlong = 0;
 }
