@@ -6,19 +6,23 @@ CXX     ?= g++
 BUILD   := build
 WARN    := -Wall -Wextra -Werror -Wno-format-truncation
 CFLAGS  ?= -O2 -g
-override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -Icommon -D_GNU_SOURCE
+override CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -Iinclude -Iformat -D_GNU_SOURCE
 # -Wno-format-truncation: paths are cut at PATH_MAX on purpose; a cut path fails to open and is logged.
 # pkg-config is asked only when a recipe runs, after `deps` has installed what is missing.
 PKG      = $(shell pkg-config --cflags $(1))
 PKGLIBS  = $(shell pkg-config --libs $(1))
 
-# common/: code both the shim and the tools compile (one rule, one reader, in one place).
-COMMON_SRC   := $(sort $(wildcard common/*.c))
-PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c)) $(COMMON_SRC)
-SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c))) $(COMMON_SRC)
+# The layers, bottom up (docs/architecture.md): format/ (the run folder's contract and its
+# readers), preload/ (the shim, which writes it), symbolize/ and report/ (which read it).
+# The shim compiles from format/ only what it needs: the record layout (a header) and the
+# machine check it shares with the matrix runner.
+FORMAT_SRC   := $(sort $(wildcard format/*.c))
+SHIM_FORMAT_SRC := format/machine.c
+PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c)) $(SHIM_FORMAT_SRC)
+SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c))) $(FORMAT_SRC)
 REPORT_SRC   := $(sort $(wildcard report/*.c))
-PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h common/*.h) Makefile
-SYM_HDR      := $(wildcard symbolize/*.h include/*.h common/*.h)
+PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h format/*.h) Makefile
+SYM_HDR      := $(wildcard symbolize/*.h include/*.h format/*.h)
 REPORT_HDR   := $(wildcard report/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
@@ -87,22 +91,22 @@ demo: all
 clean:
 	rm -rf $(BUILD) build-asan
 
-# ---- fuzz (symbolize/ readers; owned by the symbolizer) ----------------------------------
+# ---- fuzz (format/ readers) ----------------------------------
 # `make fuzz`: libFuzzer (clang) over the sample file, maps, phases and perf map readers, each for
 # FUZZ_SECONDS (default 20), seeded from tests/fuzz/corpus/<reader>; new inputs go to
 # $(BUILD)/fuzz/corpus-<reader> (never into the repository), crashes to $(BUILD)/fuzz/.
 FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= clang
 FUZZ_READERS := samples maps phases perfmap
-FUZZ_SRC     := symbolize/samples.c symbolize/maps.c symbolize/phases.c symbolize/jsonl.c \
-                symbolize/textfile.c symbolize/perfmap.c symbolize/hmap.c
+FUZZ_SRC     := format/samples.c format/maps.c format/phases.c format/jsonl.c \
+                format/textfile.c format/perfmap.c format/hmap.c
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_SRC) $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang: apt-get install -y clang"; exit 1; }
 	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all $(call PKG,libcjson) -Isymbolize -Itests/fuzz -o $@ $< $(FUZZ_SRC) \
+	  -fno-sanitize-recover=all $(call PKG,libcjson) -Iformat -Itests/fuzz -o $@ $< $(FUZZ_SRC) \
 	  $(call PKGLIBS,libcjson) -lm
 
 fuzz: $(FUZZ_BINS)

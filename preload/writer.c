@@ -23,10 +23,10 @@
 #include "clock.h"
 #include "leader.h"
 #include "ring.h"
+#include "samplefile.h"
 #include "sampler.h"
 #include "shim.h"
 
-#define PS_MAGIC 0x4c5053434f504531ull
 #define FLUSH_MS 100
 
 char ps_bin_path[PATH_MAX];
@@ -84,19 +84,24 @@ static int write_all_at(int fd, const void *buf, size_t len, off_t off)
 
 static size_t file_rec_size(void)
 {
-    return 32 + 8 * (size_t)ps_cfg.max_frames;
+    return samplefile_record_bytes((uint64_t)ps_cfg.max_frames);
 }
 
 static void put_header(unsigned char *h, uint64_t count, uint64_t dropped)
 {
-    uint64_t v[5] = { PS_MAGIC, count, dropped, (uint64_t)ps_cfg.max_frames, (uint64_t)ps_cfg.hz };
-    memcpy(h, v, sizeof v); /* x86_64 and aarch64 are little endian, as the format is */
+    /* x86_64 and aarch64 are little endian, as the format is */
+    uint64_t magic = SAMPLEFILE_MAGIC, max_frames = (uint64_t)ps_cfg.max_frames, hz = (uint64_t)ps_cfg.hz;
+    memcpy(h + SAMPLEFILE_OFF_MAGIC, &magic, 8);
+    memcpy(h + SAMPLEFILE_OFF_COUNT, &count, 8);
+    memcpy(h + SAMPLEFILE_OFF_DROPPED, &dropped, 8);
+    memcpy(h + SAMPLEFILE_OFF_MAX_FRAMES, &max_frames, 8);
+    memcpy(h + SAMPLEFILE_OFF_HZ, &hz, 8);
 }
 
 int writer_open_files(void)
 {
     pid_t pid = getpid();
-    unsigned char header[40];
+    unsigned char header[SAMPLEFILE_HEADER_BYTES];
     put_header(header, 0, 0);
     for (int n = 0; n < 10000; n++) {
         if (n == 0)
@@ -272,7 +277,7 @@ static void drain_locked(int allow_io)
     size_t used = 0;
     uint64_t now = ps_now_ns();
     uint64_t dropped = dropped_retired + atomic_load(&ps_samples_orphan);
-    off_t base = 40 + (off_t)(records_written * rs);
+    off_t base = SAMPLEFILE_HEADER_BYTES + (off_t)(records_written * rs);
     uint64_t pending = 0;
     int failed = 0;
     int nthreads = atomic_load(&ps_threads_used);
@@ -292,12 +297,13 @@ static void drain_locked(int allow_io)
                     used = 0;
                 }
                 unsigned char *out = batch + used;
-                memcpy(out, &r->time_ns, 8);
-                memcpy(out + 8, &r->tid, 4);
-                memcpy(out + 12, &nf, 4);
-                memcpy(out + 16, t->comm, 16);
-                memcpy(out + 32, r->frames, 8 * (size_t)nf);
-                memset(out + 32 + 8 * (size_t)nf, 0, rs - 32 - 8 * (size_t)nf);
+                size_t fb = 8 * (size_t)nf;
+                memcpy(out + SAMPLEFILE_REC_TIME, &r->time_ns, 8);
+                memcpy(out + SAMPLEFILE_REC_TID, &r->tid, 4);
+                memcpy(out + SAMPLEFILE_REC_NFRAMES, &nf, 4);
+                memcpy(out + SAMPLEFILE_REC_COMM, t->comm, SAMPLEFILE_COMM_BYTES);
+                memcpy(out + SAMPLEFILE_REC_FRAMES, r->frames, fb);
+                memset(out + SAMPLEFILE_REC_FRAMES + fb, 0, rs - SAMPLEFILE_REC_FRAMES - fb);
                 used += rs;
                 pending++;
             }
@@ -319,7 +325,7 @@ static void drain_locked(int allow_io)
         pending = 0;
     }
     records_written += pending;
-    unsigned char header[40];
+    unsigned char header[SAMPLEFILE_HEADER_BYTES];
     put_header(header, records_written, dropped);
     write_all_at(fd, header, sizeof header, 0);
     ps_real_close(fd);

@@ -1,5 +1,5 @@
 /* jsondoc.h: the lookups that give a JSON document (run.json, a noise file, matrix.json, read
- * with json_file_load of symbolize/jsonl.h) Python's json.load semantics: the last of duplicate
+ * with json_file_load of format/jsonl.h) Python's json.load semantics: the last of duplicate
  * keys wins, truthiness as Python's. It must never parse by hand. */
 #ifndef PERFSCOPE_JSONDOC_H
 #define PERFSCOPE_JSONDOC_H

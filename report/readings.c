@@ -1,5 +1,5 @@
 /* readings.c: counters.jsonl and the boundaries' counters into one time-ordered table (rules in
- * readings.h; each set of readings read by symbolize/counterline.c). It must never parse JSON by
+ * readings.h; each set of readings read by format/counterline.c). It must never parse JSON by
  * hand (cJSON through jsonl.c), never keep a line's cJSON tree past its callback, and never let
  * a hostile line add unbounded series. */
 #include "readings.h"

@@ -1,6 +1,6 @@
 /* run_counters.c: the summary's counters section: how many counters.jsonl lines, the RAPL zones
  * and GPUs its first line saw, the peak RssAnon. It must never parse JSON by hand (cJSON through
- * symbolize/jsonl.c; each line read by symbolize/counterline.c) and never keep more than the
+ * format/jsonl.c; each line read by format/counterline.c) and never keep more than the
  * first line. */
 #include "report.h"
 #include "summary.h"

@@ -1,4 +1,4 @@
-/* fuzz_maps: libFuzzer harness for the maps snapshot reader (symbolize/maps.c): load, then look
+/* fuzz_maps: libFuzzer harness for the maps snapshot reader (format/maps.c): load, then look
  * up addresses and times taken from the input in every snapshot. */
 #include "fuzz_input.h"
 #include "maps.h"

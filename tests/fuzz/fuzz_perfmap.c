@@ -1,4 +1,4 @@
-/* fuzz_perfmap: libFuzzer harness for the JIT perf map reader (symbolize/perfmap.c): load, then
+/* fuzz_perfmap: libFuzzer harness for the JIT perf map reader (format/perfmap.c): load, then
  * look up addresses taken from the input and every entry's start. */
 #include "fuzz_input.h"
 #include "perfmap.h"

@@ -1,4 +1,4 @@
-/* fuzz_phases: libFuzzer harness for the phases.jsonl reader (symbolize/phases.c): load, then
+/* fuzz_phases: libFuzzer harness for the phases.jsonl reader (format/phases.c): load, then
  * the innermost phase at times taken from the input and at every boundary, and the groups. */
 #include "fuzz_input.h"
 #include "phases.h"

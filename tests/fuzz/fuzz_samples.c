@@ -1,4 +1,4 @@
-/* fuzz_samples: libFuzzer harness for the sample file reader (symbolize/samples.c): open, stream
+/* fuzz_samples: libFuzzer harness for the sample file reader (format/samples.c): open, stream
  * every record, the note; and the sample file name parser on the input as a name. */
 #include "fuzz_input.h"
 #include "samples.h"

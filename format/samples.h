@@ -1,11 +1,7 @@
 /* samples.h: THE reader of the shim's stack sample files (DESIGN 2.1), cpuprof.<pid>[.<n>].bin.
  * Every tool that reads samples goes through here. Records are streamed one at a time, so memory
  * never grows with the file; hostile input gives a one-line error naming the file, never a crash.
- *
- * Layout, little endian, no padding:
- *   header (40 bytes): u64 magic, u64 count, u64 dropped, u64 max_frames, u64 hz
- *   count records of 32 + 8*max_frames bytes:
- *     u64 time_ns, u32 tid, u32 nframes, char comm[16], u64 frames[max_frames]
+ * The layout is format/samplefile.h's, the one the shim's writer includes.
  *
  * What is accepted, and why (the shim may be killed mid-write, DESIGN 2):
  *   - a file that ends mid-record, or whose header count is larger than what it holds: the whole
@@ -23,15 +19,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SAMPLES_MAGIC 0x4c5053434f504531ULL
-#define SAMPLES_HEADER_BYTES 40
-#define SAMPLES_RECORD_FIXED_BYTES 32
-#define SAMPLES_MAX_FRAMES 256
+#include "samplefile.h"
 
 struct samples_header {
     uint64_t count;       /* records, as the header says (may exceed what the file holds) */
     uint64_t dropped;     /* samples the shim could not keep */
-    uint64_t max_frames;  /* 1..SAMPLES_MAX_FRAMES once opened */
+    uint64_t max_frames;  /* 1..SAMPLEFILE_MAX_FRAMES once opened */
     uint64_t hz;          /* requested samples per CPU second; 0 if unknown */
 };
 
@@ -40,7 +33,7 @@ struct sample {
     uint64_t time_ns;     /* CLOCK_MONOTONIC */
     uint32_t tid;
     uint32_t nframes;     /* after clamping to max_frames */
-    char comm[17];        /* thread name, NUL terminated; control bytes shown as '?' */
+    char comm[SAMPLEFILE_COMM_BYTES + 1];       /* thread name, NUL terminated; control bytes shown as '?' */
     const uint64_t *frames;
 };
 
@@ -57,7 +50,7 @@ struct samples_file {
     size_t record_bytes;
     FILE *f;
     unsigned char *raw;     /* one record */
-    uint64_t frames[SAMPLES_MAX_FRAMES];
+    uint64_t frames[SAMPLEFILE_MAX_FRAMES];
 };
 
 /* Opens and checks the header. Returns 0, or -1 with "<path>: <what is wrong>" in err. */
@@ -72,12 +65,6 @@ void samples_close(struct samples_file *sf);
  * a header count beyond the file, clamped frame counts. Valid after open; complete after the
  * last samples_next(). */
 void samples_note(const struct samples_file *sf, char *buf, size_t len);
-
-/* Convenience: calls fn for every record of path; fn returns nonzero to stop early. Returns 0,
- * or -1 with the message in err. hdr (may be NULL) receives the header. */
-typedef int (*samples_fn)(const struct sample *s, void *arg);
-int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_header *hdr,
-                    char *err, size_t errlen);
 
 /* Parses a sample file's name (any leading folders ignored): cpuprof.<pid>.bin gives gen 0,
  * cpuprof.<pid>.<n>.bin gives gen n (the n-th exec of that pid). Returns 0, or -1 if the name

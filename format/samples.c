@@ -37,33 +37,33 @@ int samples_open(struct samples_file *sf, const char *path, char *err, size_t er
         reader_error(err, errlen, path, "empty file (no sample header)");
         goto fail;
     }
-    unsigned char h[SAMPLES_HEADER_BYTES];
+    unsigned char h[SAMPLEFILE_HEADER_BYTES];
     size_t got = fread(h, 1, sizeof h, f);
     if (got < sizeof h) {
         if (ferror(f))
             reader_error(err, errlen, path, "read error: %s", strerror(errno));
         else
             reader_error(err, errlen, path, "truncated header (%zu of %d bytes)", got,
-                         SAMPLES_HEADER_BYTES);
+                         SAMPLEFILE_HEADER_BYTES);
         goto fail;
     }
-    uint64_t magic = le64_at(h);
-    if (magic != SAMPLES_MAGIC) {
+    uint64_t magic = le64_at(h + SAMPLEFILE_OFF_MAGIC);
+    if (magic != SAMPLEFILE_MAGIC) {
         reader_error(err, errlen, path, "not a perfscope sample file (magic 0x%016llx)",
                      (unsigned long long)magic);
         goto fail;
     }
-    sf->hdr.count = le64_at(h + 8);
-    sf->hdr.dropped = le64_at(h + 16);
-    sf->hdr.max_frames = le64_at(h + 24);
-    sf->hdr.hz = le64_at(h + 32);
-    if (sf->hdr.max_frames == 0 || sf->hdr.max_frames > SAMPLES_MAX_FRAMES) {
+    sf->hdr.count = le64_at(h + SAMPLEFILE_OFF_COUNT);
+    sf->hdr.dropped = le64_at(h + SAMPLEFILE_OFF_DROPPED);
+    sf->hdr.max_frames = le64_at(h + SAMPLEFILE_OFF_MAX_FRAMES);
+    sf->hdr.hz = le64_at(h + SAMPLEFILE_OFF_HZ);
+    if (sf->hdr.max_frames == 0 || sf->hdr.max_frames > SAMPLEFILE_MAX_FRAMES) {
         reader_error(err, errlen, path, "bad max_frames %llu in header (must be 1..%d)",
-                     (unsigned long long)sf->hdr.max_frames, SAMPLES_MAX_FRAMES);
+                     (unsigned long long)sf->hdr.max_frames, SAMPLEFILE_MAX_FRAMES);
         goto fail;
     }
-    sf->record_bytes = SAMPLES_RECORD_FIXED_BYTES + 8 * (size_t)sf->hdr.max_frames;
-    uint64_t body = (uint64_t)st.st_size - SAMPLES_HEADER_BYTES;
+    sf->record_bytes = samplefile_record_bytes(sf->hdr.max_frames);
+    uint64_t body = (uint64_t)st.st_size - SAMPLEFILE_HEADER_BYTES;
     sf->held = body / sf->record_bytes;
     sf->cut = body % sf->record_bytes != 0;
     sf->records = sf->hdr.count < sf->held ? sf->hdr.count : sf->held;
@@ -98,21 +98,21 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
         return 0;
     }
     const unsigned char *r = sf->raw;
-    s->time_ns = le64_at(r);
-    s->tid = le32_at(r + 8);
-    uint32_t n = le32_at(r + 12);
+    s->time_ns = le64_at(r + SAMPLEFILE_REC_TIME);
+    s->tid = le32_at(r + SAMPLEFILE_REC_TID);
+    uint32_t n = le32_at(r + SAMPLEFILE_REC_NFRAMES);
     if (n > sf->hdr.max_frames) {
         n = (uint32_t)sf->hdr.max_frames;
         sf->clamped++;
     }
     s->nframes = n;
-    for (int i = 0; i < 16; i++) {
-        unsigned char c = r[16 + i];
+    for (int i = 0; i < SAMPLEFILE_COMM_BYTES; i++) {
+        unsigned char c = r[SAMPLEFILE_REC_COMM + i];
         s->comm[i] = (c != 0 && (c < 0x20 || c == 0x7f)) ? '?' : (char)c;
     }
-    s->comm[16] = '\0';
+    s->comm[SAMPLEFILE_COMM_BYTES] = '\0';
     for (uint32_t i = 0; i < n; i++)
-        sf->frames[i] = le64_at(r + SAMPLES_RECORD_FIXED_BYTES + 8 * (size_t)i);
+        sf->frames[i] = le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)i);
     s->frames = sf->frames;
     sf->done++;
     return 1;
@@ -158,23 +158,6 @@ void samples_note(const struct samples_file *sf, char *buf, size_t len)
         NOTE("%llu records had nframes > max_frames %llu (clamped)",
              (unsigned long long)sf->clamped, (unsigned long long)sf->hdr.max_frames);
 #undef NOTE
-}
-
-int samples_foreach(const char *path, samples_fn fn, void *arg, struct samples_header *hdr,
-                    char *err, size_t errlen)
-{
-    struct samples_file sf;
-    if (samples_open(&sf, path, err, errlen) != 0)
-        return -1;
-    if (hdr)
-        *hdr = sf.hdr;
-    struct sample s;
-    int rc;
-    while ((rc = samples_next(&sf, &s, err, errlen)) == 1)
-        if (fn(&s, arg))
-            break;
-    samples_close(&sf);
-    return rc < 0 ? -1 : 0;
 }
 
 /* Decimal digits at *p into *v, at most max; advances *p. */
