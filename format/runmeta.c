@@ -1,6 +1,7 @@
 /* runmeta.c: meta.json into a struct run_meta (rules in runmeta.h). It must never parse JSON by
  * hand (json_file_load and cJSON do) and never trust a fact's type. */
 #include "runmeta.h"
+#include "runfolder.h"
 #include "jsonl.h"
 #include "textfile.h"
 
@@ -25,7 +26,7 @@ int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
 {
     unknown(m);
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/meta.json", dir) >= (int)sizeof path) {
+    if (runfolder_path(path, sizeof path, dir, RUN_META, NULL, 0) != 0) {
         reader_error(err, errlen, dir, "path too long");
         return -1;
     }

@@ -1,6 +1,7 @@
 /* samples.c: the stack sample file reader (see samples.h for the rules it applies). It must never
  * allocate more than one record, never trust the header's count, and never crash on any bytes. */
 #include "samples.h"
+#include "runfolder.h"
 #include "textfile.h"
 
 #include <dirent.h>
@@ -176,7 +177,7 @@ int samples_parse_name(const char *path, long *pid, unsigned *gen)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    static const char prefix[] = "cpuprof.";
+    static const char prefix[] = RUN_SAMPLES_PREFIX ".";
     if (strncmp(base, prefix, sizeof prefix - 1) != 0)
         return -1;
     const char *p = base + sizeof prefix - 1;

@@ -2,6 +2,7 @@
  * returns (the whole process group is killed on a timeout or an interrupt), never block signals
  * for the child, and never write to our own stdout or stderr from the child. */
 #include "arm.h"
+#include "runfolder.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,9 +39,9 @@ static void child(char *const *argv, char *const *envp, const char *dir)
     signal(SIGPIPE, SIG_DFL);
     char path[PATH_MAX];
     int in = open("/dev/null", O_RDONLY);
-    snprintf(path, sizeof path, "%s/target.stdout", dir);
+    runfolder_path(path, sizeof path, dir, RUN_TARGET_STDOUT, NULL, 0);
     int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    snprintf(path, sizeof path, "%s/target.stderr", dir);
+    runfolder_path(path, sizeof path, dir, RUN_TARGET_STDERR, NULL, 0);
     int err = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (in < 0 || out < 0 || err < 0)
         _exit(126);

@@ -6,6 +6,7 @@
  * must never print before every input has been read and accepted, and never write into a run
  * folder itself (only run_summarize does, in a raw one). */
 #include "diff.h"
+#include "runfolder.h"
 #include "jsondoc.h"
 #include "jsonl.h"
 #include "judge.h"
@@ -73,41 +74,10 @@ static void side_free(struct side *s)
     free(s->v);
 }
 
-static int join(char *buf, size_t size, const char *dir, const char *name, char *err,
-                size_t errlen)
-{
-    int n = snprintf(buf, size, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= size) {
-        snprintf(err, errlen, "%.200s: path too long", dir);
-        return -1;
-    }
-    return 0;
-}
-
 static int exists(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0;
-}
-
-/* Shim output without run.json: meta.json, phases.jsonl, counters.jsonl or a sample file. */
-static int is_raw_run(const char *dir)
-{
-    static const char *const marks[] = {"meta.json", "phases.jsonl", "counters.jsonl"};
-    char p[PATH_MAX];
-    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
-        if (snprintf(p, sizeof p, "%s/%s", dir, marks[i]) < (int)sizeof p && exists(p))
-            return 1;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int found = 0;
-    long pid;
-    unsigned gen;
-    for (struct dirent *e; !found && (e = readdir(d));)
-        found = samples_parse_name(e->d_name, &pid, &gen) == 0;
-    closedir(d);
-    return found;
 }
 
 /* Reads one run.json and checks it as compare.py would use it. */
@@ -133,7 +103,7 @@ static int load_run_file(struct side *s, const char *path, char *err, size_t err
 static int load_run_dir(struct side *s, const char *dir, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    if (join(path, sizeof path, dir, "run.json", err, errlen) != 0)
+    if (runfolder_path(path, sizeof path, dir, RUN_JSON, err, errlen) != 0)
         return -1;
     if (!exists(path)) {
         char why[REPORT_ERR_MAX] = "";
@@ -179,9 +149,9 @@ static int load_arg(struct side *s, const char *arg, char *err, size_t errlen)
     if (!S_ISDIR(st.st_mode))
         return load_run_file(s, arg, err, errlen);
     char path[PATH_MAX];
-    if (join(path, sizeof path, arg, "run.json", err, errlen) != 0)
+    if (runfolder_path(path, sizeof path, arg, RUN_JSON, err, errlen) != 0)
         return -1;
-    if (exists(path) || is_raw_run(arg))
+    if (exists(path) || runfolder_holds_run(arg))
         return load_run_dir(s, arg, err, errlen);
     struct dirent **names = NULL;
     int n = scandir(arg, &names, skip_dot, versionsort);
@@ -192,13 +162,13 @@ static int load_arg(struct side *s, const char *arg, char *err, size_t errlen)
     size_t before = s->n;
     int rc = 0;
     for (int i = 0; i < n; i++) {
-        if (rc == 0 && join(path, sizeof path, arg, names[i]->d_name, err, errlen) != 0)
+        if (rc == 0 && runfolder_path(path, sizeof path, arg, names[i]->d_name, err, errlen) != 0)
             rc = -1;
         if (rc == 0 && is_dir(path)) {
             char rj[PATH_MAX];
-            if (join(rj, sizeof rj, path, "run.json", err, errlen) != 0)
+            if (runfolder_path(rj, sizeof rj, path, RUN_JSON, err, errlen) != 0)
                 rc = -1;
-            else if (exists(rj) || is_raw_run(path))
+            else if (exists(rj) || runfolder_holds_run(path))
                 rc = load_run_dir(s, path, err, errlen);
         }
         free(names[i]);

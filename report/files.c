@@ -71,17 +71,6 @@ int write_json_atomic(const char *path, const cJSON *obj, char *err, size_t errl
     return rc;
 }
 
-int optional_file(char *buf, size_t size, const char *dir, const char *name, char *err,
-                  size_t errlen)
-{
-    if (snprintf(buf, size, "%s/%s", dir, name) >= (int)size) {
-        reader_error(err, errlen, dir, "path too long");
-        return -1;
-    }
-    struct stat st;
-    return stat(buf, &st) != 0 && errno == ENOENT ? 0 : 1;
-}
-
 int path_beside_self(const char *name, char *buf, size_t size)
 {
     char self[PATH_MAX];

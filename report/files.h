@@ -14,12 +14,6 @@ int write_file_atomic(const char *path, const char *data, size_t len, char *err,
 /* cJSON_Print of obj, written as above with a final newline. */
 int write_json_atomic(const char *path, const cJSON *obj, char *err, size_t errlen);
 
-/* "<dir>/<name>" into buf, for an optional file of a run folder: 1 when it is there (or cannot
- * be looked at: its reader will say why), 0 when it does not exist, -1 with "<dir>: path too
- * long" in err. */
-int optional_file(char *buf, size_t size, const char *dir, const char *name, char *err,
-                  size_t errlen);
-
 /* "<folder of /proc/self/exe>/<name>" into buf: 0, or -1 when it cannot be found. */
 int path_beside_self(const char *name, char *buf, size_t size);
 

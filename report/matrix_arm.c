@@ -3,6 +3,7 @@
  * never let the case's environment turn sampling back on or move the output, and never hand the
  * judgement a run that claims "ok" when the process failed or ran out of time. */
 #include "matrix.h"
+#include "runfolder.h"
 #include "arm.h"
 #include "files.h"
 #include "jsondoc.h"
@@ -190,7 +191,7 @@ static cJSON *arm_run_object(const char *dir, const struct arm_outcome *a, const
     char err[1024], path[PATH_MAX];
     cJSON *run = NULL;
     note[0] = '\0';
-    snprintf(path, sizeof path, "%s/run.json", dir);
+    runfolder_path(path, sizeof path, dir, RUN_JSON, NULL, 0);
     if (run_summarize(dir, err, sizeof err) == 0)
         json_file_load(path, JSON_FILE_MAX_BYTES, 0, &run, err, sizeof err);
     if (run && judge_check_run(run, note, notelen) != 0) {

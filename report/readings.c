@@ -3,6 +3,7 @@
  * hand (cJSON through jsonl.c), never keep a line's cJSON tree past its callback, and never let
  * a hostile line add unbounded series. */
 #include "readings.h"
+#include "runfolder.h"
 #include "counterline.h"
 #include "files.h"
 #include "jsonl.h"
@@ -196,7 +197,7 @@ static int read_one(struct loader *L, const char *dir, const char *name, int fro
                     char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    int there = optional_file(path, sizeof path, dir, name, err, errlen);
+    int there = runfolder_optional(path, sizeof path, dir, name, err, errlen);
     if (there <= 0)
         return there;
     if (!from_phases)

@@ -3,6 +3,7 @@
  * only through a temporary name and a rename, and never fail on a part the run does not have
  * (no samples, no counters, no markers): those are said in the report instead. */
 #include "runmodel.h"
+#include "runfolder.h"
 #include "run.h"
 #include "files.h"
 #include "jsonl.h"
@@ -18,36 +19,6 @@
 #include <sys/stat.h>
 
 #define LOG_LINE_CAP 1024
-
-/* Every file of the run that some reader opens must be a regular file: a FIFO would block the
- * reader's open, a device never end. Checked once, before any reader runs. */
-static int check_inputs(const char *dir, char *err, size_t errlen)
-{
-    static const char *const names[] = {"meta.json", "phases.jsonl", "counters.jsonl",
-                                        "perfscope.log", "profile.json", "target.stdout", NULL};
-    DIR *d = opendir(dir);
-    if (!d) {
-        reader_error(err, errlen, dir, "cannot list: %s", strerror(errno));
-        return -1;
-    }
-    struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        int wanted = strncmp(e->d_name, "cpuprof.", 8) == 0;
-        for (int i = 0; names[i] && !wanted; i++)
-            wanted = strcmp(e->d_name, names[i]) == 0;
-        char path[PATH_MAX];
-        struct stat st;
-        if (!wanted || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
-            continue;
-        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-            reader_error(err, errlen, path, "not a regular file");
-            rc = -1;
-        }
-    }
-    closedir(d);
-    return rc;
-}
 
 static void set_status(struct run_model *m)
 {
@@ -84,7 +55,7 @@ static long long newest_input(const struct run_model *m)
         long long t = file_mtime_ns(m->s.files[i].path);
         newest = t > newest ? t : newest;
     }
-    if (snprintf(path, sizeof path, "%s/phases.jsonl", m->dir) < (int)sizeof path) {
+    if (runfolder_path(path, sizeof path, m->dir, RUN_PHASES, NULL, 0) == 0) {
         long long t = file_mtime_ns(path);
         newest = t > newest ? t : newest;
     }
@@ -99,7 +70,7 @@ static int load_profile(struct run_model *m, int symbolize, char *err, size_t er
                  m->hz == 0 ? " (PERFSCOPE_HZ=0)" : "");
         return 0;
     }
-    if (snprintf(path, sizeof path, "%s/profile.json", m->dir) >= (int)sizeof path) {
+    if (runfolder_path(path, sizeof path, m->dir, RUN_PROFILE, NULL, 0) != 0) {
         reader_error(err, errlen, m->dir, "path too long");
         return -1;
     }
@@ -121,7 +92,7 @@ static void read_log(struct run_model *m)
 {
     char path[PATH_MAX], err[REPORT_ERR_MAX];
     struct textfile tf;
-    if (!m->s.has_log || snprintf(path, sizeof path, "%s/perfscope.log", m->dir) >= (int)sizeof path ||
+    if (!m->s.has_log || runfolder_path(path, sizeof path, m->dir, RUN_LOG, NULL, 0) != 0 ||
         textfile_open(&tf, path, LOG_LINE_CAP, err, sizeof err) != 0)
         return;
     char *line;
@@ -187,7 +158,7 @@ static int compute_groups(struct run_model *m)
 static void llama_bench(struct run_model *m)
 {
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/target.stdout", m->dir) < (int)sizeof path)
+    if (runfolder_path(path, sizeof path, m->dir, RUN_TARGET_STDOUT, NULL, 0) == 0)
         m->have_lb = llamabench_parse(path, &m->lb);
 }
 
@@ -197,11 +168,10 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
     m->dir = dir;
     m->s.dir = dir;
     m->gi.idle = -1;
-    if (run_check_dir(dir, err, errlen) != 0 || check_inputs(dir, err, errlen) != 0 ||
+    if (runfolder_check_run(dir, err, errlen) != 0 || runfolder_check_inputs(dir, err, errlen) != 0 ||
         load_meta(&m->s, err, errlen) != 0 ||
         load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
-        load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0 ||
-        run_check_any(&m->s, m->rd->counters_present, err, errlen) != 0)
+        load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
         return -1;
     set_status(m);
     close_open(m);
@@ -250,7 +220,7 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
         return -1;
     }
     int rc = -1;
-    if (snprintf(path, sizeof path, "%s/run.json", m->dir) >= (int)sizeof path) {
+    if (runfolder_path(path, sizeof path, m->dir, RUN_JSON, NULL, 0) != 0) {
         reader_error(err, errlen, m->dir, "path too long");
     } else {
         /* A matrix arm's run.json holds the runner's facts, which the run folder does not:
@@ -271,7 +241,7 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
     cJSON_Delete(j);
     if (rc != 0 || !markdown)
         return rc;
-    if (snprintf(path, sizeof path, "%s/report.md", m->dir) >= (int)sizeof path) {
+    if (runfolder_path(path, sizeof path, m->dir, RUN_REPORT_MD, NULL, 0) != 0) {
         reader_error(err, errlen, m->dir, "path too long");
         return -1;
     }

@@ -3,6 +3,7 @@
  * format/jsonl.c; each line read by format/counterline.c) and never keep more than the
  * first line. */
 #include "report.h"
+#include "runfolder.h"
 #include "summary.h"
 #include "counterline.h"
 #include "files.h"
@@ -38,7 +39,7 @@ static int take_counters(cJSON *obj, size_t lineno, void *arg)
 int load_counters(struct run_summary *r, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    int there = optional_file(path, sizeof path, r->dir, "counters.jsonl", err, errlen);
+    int there = runfolder_optional(path, sizeof path, r->dir, RUN_COUNTERS, err, errlen);
     if (there <= 0)
         return there;
     struct jsonl_stats js;

@@ -2,6 +2,7 @@
  * and the shim's own perfscope.log. It must never parse JSON by hand and never print a log line
  * longer than the cap. */
 #include "report.h"
+#include "runfolder.h"
 #include "files.h"
 #include "summary.h"
 #include "textfile.h"
@@ -83,7 +84,7 @@ void print_meta(const struct run_summary *r)
 int load_log(struct run_summary *r, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    int there = optional_file(path, sizeof path, r->dir, "perfscope.log", err, errlen);
+    int there = runfolder_optional(path, sizeof path, r->dir, RUN_LOG, err, errlen);
     if (there <= 0)
         return there;
     struct textfile tf; /* opened here only to refuse what cannot be read before printing */
@@ -98,7 +99,7 @@ void print_log(const struct run_summary *r)
 {
     char path[PATH_MAX], err[REPORT_ERR_MAX];
     struct textfile tf;
-    if (!r->has_log || run_path(path, sizeof path, r->dir, "perfscope.log", err, sizeof err) != 0 ||
+    if (!r->has_log || runfolder_path(path, sizeof path, r->dir, RUN_LOG, err, sizeof err) != 0 ||
         textfile_open(&tf, path, LOG_LINE_CAP, err, sizeof err) != 0) {
         printf("\nlog: none (no perfscope.log)\n");
         return;

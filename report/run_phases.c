@@ -1,6 +1,7 @@
 /* run_phases.c: the summary's phase boundaries, read once through format/phases.c (the one
  * phases.jsonl reader). It must never print a boundary the reader did not accept. */
 #include "report.h"
+#include "runfolder.h"
 #include "files.h"
 #include "summary.h"
 
@@ -11,7 +12,7 @@
 int load_phases(struct run_summary *r, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    int there = optional_file(path, sizeof path, r->dir, "phases.jsonl", err, errlen);
+    int there = runfolder_optional(path, sizeof path, r->dir, RUN_PHASES, err, errlen);
     if (there <= 0)
         return there; /* 0: a run without markers */
     return phases_load(path, &r->phases, err, errlen);

@@ -69,17 +69,6 @@ struct run_summary {
     int has_log;
 };
 
-/* "<dir>/<name>" into buf; -1 (with the message in err) if it does not fit. */
-int run_path(char *buf, size_t size, const char *dir, const char *name, char *err, size_t errlen);
-
-/* dir exists and is a folder: 0, or -1 with "<dir>: <why>" in err. */
-int run_check_dir(const char *dir, char *err, size_t errlen);
-
-/* Once the loaders ran: -1 with "<dir>: no perfscope output here ..." in err when the folder holds
- * none of a run's files (counters_present: counters.jsonl exists), else 0. */
-int run_check_any(const struct run_summary *r, int counters_present, char *err, size_t errlen);
-
-/* Frees what the loaders gathered. */
 void run_summary_free(struct run_summary *r);
 
 /* Loaders: 0, or -1 with the message in err. Missing optional files are not errors. */

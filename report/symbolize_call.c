@@ -3,6 +3,7 @@
  * It must never run anything but that binary, never let the symbolizer's output reach our
  * stdout, and never fail the report: a symbolizer that is missing or fails is a note. */
 #include "hot.h"
+#include "runfolder.h"
 #include "files.h"
 
 #include <errno.h>
@@ -95,7 +96,7 @@ int profile_ensure(const char *dir, long long newest_input_ns, char *note, size_
 {
     char path[PATH_MAX], tool[PATH_MAX];
     note[0] = '\0';
-    if (snprintf(path, sizeof path, "%s/profile.json", dir) >= (int)sizeof path) {
+    if (runfolder_path(path, sizeof path, dir, RUN_PROFILE, NULL, 0) != 0) {
         snprintf(note, notelen, "run folder path too long");
         return -1;
     }

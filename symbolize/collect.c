@@ -6,6 +6,7 @@
  * It must never hold more than one sample record, never resolve a raw stack it has already
  * resolved (the stack cache), and never stop on one bad file when others are usable. */
 #include "profile.h"
+#include "runfolder.h"
 #include "jsonl.h"
 #include "maps.h"
 #include "perfmap.h"
@@ -32,12 +33,6 @@ void prof_warn(struct profile *p, const char *fmt, ...)
     p->nwarnings++;
     if (p->warnings && cJSON_GetArraySize(p->warnings) < PROF_WARNINGS_KEPT)
         cJSON_AddItemToArray(p->warnings, cJSON_CreateString(line));
-}
-
-static int join(char *buf, size_t size, const char *dir, const char *name)
-{
-    int n = snprintf(buf, size, "%s/%s", dir, name);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 /* ---- meta.json and procs.jsonl (both optional) ---- */
@@ -75,7 +70,7 @@ static void read_procs(struct profile *p)
 {
     char path[PATH_MAX], err[512];
     struct stat sb;
-    if (join(path, sizeof path, p->dir, "procs.jsonl") != 0 || stat(path, &sb) != 0)
+    if (runfolder_path(path, sizeof path, p->dir, RUN_PROCS, NULL, 0) != 0 || stat(path, &sb) != 0)
         return;
     struct jsonl_stats js;
     if (jsonl_foreach(path, take_proc, p, &js, err, sizeof err) != 0)
@@ -91,7 +86,7 @@ static int read_phases(struct profile *p)
 {
     char path[PATH_MAX], err[512];
     struct stat sb;
-    if (join(path, sizeof path, p->dir, "phases.jsonl") == 0 && stat(path, &sb) == 0) {
+    if (runfolder_path(path, sizeof path, p->dir, RUN_PHASES, NULL, 0) == 0 && stat(path, &sb) == 0) {
         if (phases_load(path, &p->phases, err, sizeof err) != 0) {
             prof_warn(p, "%s (every sample counted under (none))", err);
             p->phases = NULL;
@@ -228,7 +223,7 @@ static void load_perfmap(struct profile *p, struct prof_image *img)
     char name[64], path[PATH_MAX], err[512];
     snprintf(name, sizeof name, "perf-%ld.map", img->pid);
     /* A copy in the run folder first (the /tmp one may be gone), then /tmp. */
-    if (join(path, sizeof path, p->dir, name) != 0)
+    if (runfolder_path(path, sizeof path, p->dir, name, NULL, 0) != 0)
         return;
     struct stat sb;
     if (stat(path, &sb) != 0) {

@@ -4,6 +4,7 @@
  * profile.json's samples. A name's ';' becomes ':' and control bytes '?', so a name can never
  * split a frame or a line. It must never write other than through outfile.c. */
 #include "tables.h"
+#include "runfolder.h"
 #include "outfile.h"
 
 #include <stdlib.h>
@@ -78,7 +79,7 @@ int export_folded(const struct profile *p, char *err, size_t errlen)
     if (n)
         qsort(v, n, sizeof *v, by_group_node);
     struct outfile of;
-    if (outfile_open(&of, p->dir, "stacks.folded", err, errlen) != 0)
+    if (outfile_open(&of, p->dir, RUN_FOLDED, err, errlen) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
         fputs_unlocked(p->groups[v[i].group].name, of.f); /* [A-Za-z0-9_.-] or "(none)" */

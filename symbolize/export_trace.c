@@ -7,6 +7,7 @@
  * Events are printed one at a time with cJSON, so memory stays flat however long the run. It
  * must never write other than through outfile.c, and never let a bad counters line stop it. */
 #include "tables.h"
+#include "runfolder.h"
 #include "counterline.h"
 #include "jsonl.h"
 #include "outfile.h"
@@ -275,7 +276,7 @@ static int counters_line(cJSON *o, size_t lineno, void *arg)
 static void counters(struct trace *t)
 {
     char path[4200], err[512];
-    snprintf(path, sizeof path, "%s/counters.jsonl", t->p->dir);
+    runfolder_path(path, sizeof path, t->p->dir, RUN_COUNTERS, NULL, 0);
     struct jsonl_stats js;
     /* A missing or unreadable counters file only means no counter tracks. */
     jsonl_foreach(path, counters_line, t, &js, err, sizeof err);

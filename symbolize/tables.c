@@ -12,6 +12,7 @@
  *              group's wall time (absent when the group has none).
  * It must never write profile.json other than through outfile.c. */
 #include "tables.h"
+#include "runfolder.h"
 #include "outfile.h"
 #include "utf8.h"
 
@@ -525,7 +526,7 @@ int tables_write(const struct profile *p, int top, char *err, size_t errlen)
         goto out;
     }
     struct outfile of;
-    if (outfile_open(&of, p->dir, "profile.json", err, errlen) != 0)
+    if (outfile_open(&of, p->dir, RUN_PROFILE, err, errlen) != 0)
         goto out;
     fputs(text, of.f);
     fputc('\n', of.f);
