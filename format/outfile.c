@@ -1,26 +1,49 @@
 /* outfile.c: temporary name, then rename (see outfile.h). It must never leave a temporary file
  * behind on any path out, and never report success for a write that failed. */
 #include "outfile.h"
+#include "runfolder.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen)
+int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen)
 {
     o->f = NULL;
-    int n = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+    int n = snprintf(o->path, sizeof o->path, "%s", path);
     int m = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof o->path || m < 0 || (size_t)m >= sizeof o->tmp) {
-        snprintf(err, errlen, "%s/%s: path too long", dir, name);
+        snprintf(err, errlen, "%.200s: path too long", path);
         return -1;
     }
     o->f = fopen(o->tmp, "we");
     if (!o->f) {
-        snprintf(err, errlen, "%s: cannot write: %s", o->tmp, strerror(errno));
+        snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen)
+{
+    char path[sizeof o->path];
+    if (runfolder_path(path, sizeof path, dir, name, err, errlen) != 0)
+        return -1;
+    return outfile_open_path(o, path, err, errlen);
+}
+
+int outfile_write_all(const char *path, const char *data, size_t len, char *err, size_t errlen)
+{
+    struct outfile o;
+    if (outfile_open_path(&o, path, err, errlen) != 0)
+        return -1;
+    if (len && fwrite(data, 1, len, o.f) != len) {
+        snprintf(err, errlen, "%s: cannot write: %s", o.path, strerror(errno ? errno : EIO));
+        outfile_abort(&o);
+        return -1;
+    }
+    return outfile_commit(&o, err, errlen);
 }
 
 int outfile_commit(struct outfile *o, char *err, size_t errlen)
@@ -35,7 +58,7 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
     }
     o->f = NULL;
     if (bad) {
-        snprintf(err, errlen, "%s: write failed: %s", o->tmp, strerror(saved ? saved : EIO));
+        snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(saved ? saved : EIO));
         unlink(o->tmp);
         return -1;
     }
@@ -54,4 +77,25 @@ void outfile_abort(struct outfile *o)
         o->f = NULL;
     }
     unlink(o->tmp);
+}
+
+int outfile_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
+{
+    char *text = cJSON_Print(obj);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    size_t n = strlen(text);
+    char *withnl = realloc(text, n + 2);
+    if (!withnl) {
+        free(text);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    int rc = outfile_write_all(path, withnl, n + 1, err, errlen);
+    free(withnl);
+    return rc;
 }

@@ -1,16 +1,21 @@
-/* outfile.h: every file the symbolizer writes into the run folder goes through here: written
+/* outfile.h: every file a tool writes goes through here: written
  * under a temporary name beside the target, then renamed over it, so a reader never sees half a
- * file and a failure (disk full, a kill) never leaves one behind under the real name. */
+ * file and a failure (disk full, a kill) never leaves one behind under the real name. Every
+ * tool's outputs (the symbolizer's and the report's) are written through here. */
 #ifndef PERFSCOPE_OUTFILE_H
 #define PERFSCOPE_OUTFILE_H
 
 #include <stdio.h>
+#include <cjson/cJSON.h>
 
 struct outfile {
     FILE *f;
     char path[4096];
     char tmp[4096 + 32];
 };
+
+/* Opens "<path>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
+int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen);
 
 /* Opens "<dir>/<name>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen);
@@ -21,5 +26,11 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen);
 
 /* Closes and removes the temporary file (after a failure). */
 void outfile_abort(struct outfile *o);
+
+/* The whole of data written to path this way: 0, or -1 with "<path>: <why>" in err. */
+int outfile_write_all(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
+/* cJSON_Print of obj, written as above with a final newline. */
+int outfile_write_json(const char *path, const cJSON *obj, char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
  * before any arm runs, go on after a failed or timed-out arm, and on SIGINT or SIGTERM stop the
  * running arm and leave the finished cases as they were last written. */
 #include "matrix.h"
+#include "outfile.h"
 #include "files.h"
 #include "jsondoc.h"
 #include "jsonl.h"
@@ -208,13 +209,13 @@ static int write_files(const struct matrix_opts *o, const cJSON *table)
 {
     char path[PATH_MAX], err[REPORT_ERR_MAX];
     snprintf(path, sizeof path, "%s/matrix.json", o->out_abs);
-    if (write_json_atomic(path, table, err, sizeof err) != 0) {
+    if (outfile_write_json(path, table, err, sizeof err) != 0) {
         report_fail("%s", err);
         return -1;
     }
     char *md = matrix_table(table);
     snprintf(path, sizeof path, "%s/table.md", o->out_abs);
-    int rc = md ? write_file_atomic(path, md, strlen(md), err, sizeof err) : -1;
+    int rc = md ? outfile_write_all(path, md, strlen(md), err, sizeof err) : -1;
     if (rc != 0)
         report_fail("%s", md ? err : "out of memory");
     free(md);

@@ -3,6 +3,7 @@
  * never let the case's environment turn sampling back on or move the output, and never hand the
  * judgement a run that claims "ok" when the process failed or ran out of time. */
 #include "matrix.h"
+#include "outfile.h"
 #include "runfolder.h"
 #include "arm.h"
 #include "files.h"
@@ -221,7 +222,7 @@ static cJSON *arm_run_object(const char *dir, const struct arm_outcome *a, const
         set_status(run, status);
     cJSON_AddItemToObject(run, "runner", runner);
     if (cJSON_GetObjectItemCaseSensitive(run, "schema"))
-        write_json_atomic(path, run, err, sizeof err); /* keep run.json in step */
+        outfile_write_json(path, run, err, sizeof err); /* keep run.json in step */
     return run;
 }
 

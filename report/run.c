@@ -3,6 +3,7 @@
  * only through a temporary name and a rename, and never fail on a part the run does not have
  * (no samples, no counters, no markers): those are said in the report instead. */
 #include "runmodel.h"
+#include "outfile.h"
 #include "runfolder.h"
 #include "run.h"
 #include "files.h"
@@ -235,7 +236,7 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
                 cJSON_Delete(runner);
         }
         cJSON_Delete(old);
-        if (write_json_atomic(path, j, err, errlen) == 0)
+        if (outfile_write_json(path, j, err, errlen) == 0)
             rc = 0;
     }
     cJSON_Delete(j);
@@ -245,7 +246,7 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
         reader_error(err, errlen, m->dir, "path too long");
         return -1;
     }
-    return write_file_atomic(path, markdown, strlen(markdown), err, errlen);
+    return outfile_write_all(path, markdown, strlen(markdown), err, errlen);
 }
 
 int run_summarize(const char *dir, char *err, size_t errlen)
