@@ -56,3 +56,18 @@ int counterline_gpu(const cJSON *item, struct counter_gpu *g)
     g->procs_listed = cJSON_IsBool(listed) ? cJSON_IsTrue(listed) : -1;
     return 0;
 }
+
+enum counter_step_kind counter_step(double prev, double now, double range, double *step)
+{
+    double d = now - prev;
+    if (d >= 0) {
+        *step = d;
+        return COUNTER_FORWARD;
+    }
+    if (range > 0 && -d > range / 2) {
+        *step = d + range;
+        return COUNTER_WRAPPED;
+    }
+    *step = 0;
+    return COUNTER_BACKSTEP;
+}

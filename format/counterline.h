@@ -44,6 +44,17 @@ struct counter_gpu {
 
 void counterline_read(const cJSON *counters, struct counter_line *l);
 
+/* THE rule for the step of a cumulative energy counter (a RAPL zone's energy_uj, a GPU's NVML
+ * energy) from one reading to the next, in the counter's own unit:
+ *   COUNTER_FORWARD  now >= prev: *step = now - prev;
+ *   COUNTER_WRAPPED  the counter fell by more than half its range (range > 0, RAPL's
+ *                    max_energy_range_uj): it wrapped, *step = now + range - prev;
+ *   COUNTER_BACKSTEP any other fall (readings out of order, a reset): no step is known, and
+ *                    the caller keeps prev as its reference.
+ * Energy per phase (the report) and power over time (trace.json) both step counters here. */
+enum counter_step_kind { COUNTER_FORWARD, COUNTER_WRAPPED, COUNTER_BACKSTEP };
+enum counter_step_kind counter_step(double prev, double now, double range, double *step);
+
 /* 0, or -1 when the item is not a zone (z is filled all the same, for showing what it holds). */
 int counterline_zone(const cJSON *item, struct counter_zone *z);
 

@@ -62,3 +62,12 @@ void runmeta_free(struct run_meta *m)
     cJSON_Delete(m->doc);
     unknown(m);
 }
+
+const char *runmeta_status(const struct run_meta *m, char *buf, size_t size)
+{
+    const char *st = m->status;
+    snprintf(buf, size, "%s", !st ? "unknown" : strcmp(st, "running") == 0 ? "killed"
+                              : strcmp(st, "exit 0") == 0                 ? "ok"
+                                                                           : st);
+    return buf;
+}

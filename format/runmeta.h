@@ -37,4 +37,10 @@ int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen);
 
 void runmeta_free(struct run_meta *m);
 
+/* THE run's status, as every tool states it (run.json's `status`, compare.py's "ok"): "ok" for
+ * meta.json's "exit 0", "killed" for "running" (the leader never finished: SIGKILL, or an end no
+ * wrapper saw), "unknown" without a status, else the shim's own words ("exit 3", "signal
+ * SIGSEGV"). Into buf; returns buf. */
+const char *runmeta_status(const struct run_meta *m, char *buf, size_t size);
+
 #endif

@@ -2,6 +2,7 @@
  * an unreadable or dead counter as energy, never add a core, uncore or psys zone to a total, and
  * never let a counter's total go backwards. */
 #include "energy.h"
+#include "counterline.h"
 #include "textfile.h"
 
 #include <math.h>
@@ -65,16 +66,14 @@ static void accumulate(struct edomain *d, const struct readings *r, const struct
         if (isnan(v))
             continue;
         if (!isnan(prev)) {
-            double step = v - prev;
-            if (step >= 0) {
+            double step;
+            enum counter_step_kind k = counter_step(prev, v, s->max_range, &step);
+            if (k == COUNTER_BACKSTEP) {
+                d->backsteps++; /* out of order: the larger value stays the reference */
+            } else {
                 cum += step * unit_j;
                 prev = v;
-            } else if (s->max_range > 0 && -step > s->max_range / 2) {
-                cum += (step + s->max_range) * unit_j;
-                prev = v;
-                d->wraps++;
-            } else {
-                d->backsteps++; /* out of order: the larger value stays the reference */
+                d->wraps += k == COUNTER_WRAPPED;
             }
         } else {
             prev = v;

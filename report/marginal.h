@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "energy.h"
-#include "groups.h"
+#include "phasegroups.h"
 #include "phases.h"
 
 struct genergy {

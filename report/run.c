@@ -23,31 +23,12 @@
 
 static void set_status(struct run_model *m)
 {
-    const char *st = m->s.meta.status;
-    if (!st)
-        snprintf(m->status, sizeof m->status, "unknown");
-    else if (strcmp(st, "running") == 0)
-        snprintf(m->status, sizeof m->status, "killed");
-    else if (strcmp(st, "exit 0") == 0)
-        snprintf(m->status, sizeof m->status, "ok");
-    else
-        snprintf(m->status, sizeof m->status, "%s", st);
+    runmeta_status(&m->s.meta, m->status, sizeof m->status);
     m->hz = m->s.meta.hz;
     m->perturbed = m->hz > 0 || (m->hz < 0 && m->s.total_samples > 0);
 }
 
 /* The run's end for phases that never ended: the last sample or counter reading. */
-static void close_open(struct run_model *m)
-{
-    if (!m->s.phases)
-        return;
-    uint64_t end = m->s.total_samples ? m->s.last_sample_ns : 0;
-    if (m->rd->n && m->rd->t[m->rd->n - 1] > end)
-        end = m->rd->t[m->rd->n - 1];
-    if (end)
-        phases_close_open(m->s.phases, end);
-}
-
 static long long newest_input(const struct run_model *m)
 {
     long long newest = 0;
@@ -175,7 +156,6 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
         load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
         return -1;
     set_status(m);
-    close_open(m);
     m->samples = m->s.total_samples;
     for (size_t i = 0; i < m->s.nfiles; i++)
         m->dropped += m->s.files[i].hdr.dropped;

@@ -72,7 +72,8 @@ void print_meta(const struct run_summary *r)
     if (schema)
         print_value("schema", schema);
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(meta, "status");
-    if (r->meta.status && strcmp(r->meta.status, "running") == 0)
+    char st[64];
+    if (strcmp(runmeta_status(&r->meta, st, sizeof st), "killed") == 0)
         printf("  status: killed (meta.json still says running: the leader never finished)\n");
     else if (status)
         print_value("status", status);

@@ -2,6 +2,8 @@
  * through format/samples.c, counted per thread and per phase group. It must never hold more
  * than one record at a time, nor more than SUMMARY_MAX_THREADS threads per file. */
 #include "report.h"
+#include "phasegroups.h"
+#include "runextent.h"
 #include "summary.h"
 #include "maps.h"
 #include "textfile.h"
@@ -143,20 +145,29 @@ static int list_files(struct run_summary *r, char *err, size_t errlen)
     return rc;
 }
 
-/* Occurrences, wall time and tokens per group, once the open phases have their end. */
-static void sum_groups(struct run_summary *r)
+/* Occurrences, wall time and tokens per group (format/phasegroups.c), once the open phases end
+ * where the run ends (format/runextent.c). */
+static int sum_groups(struct run_summary *r)
 {
+    struct run_extent ext;
+    run_extent_find(r->dir, &r->meta, r->first_sample_ns, r->last_sample_ns, r->phases, &ext);
     size_t ng = r->phases ? r->phases->ngroups : 0;
     for (size_t g = 0; g <= ng; g++)
         r->groups[g].tokens = -1;
-    for (size_t i = 0; r->phases && i < r->phases->n; i++) {
-        const struct phase *ph = &r->phases->v[i];
-        struct group_stat *gs = &r->groups[ph->group];
-        gs->times++;
-        gs->wall_s += (double)(ph->end_ns - ph->start_ns) / 1e9;
-        if (ph->tokens >= 0)
-            gs->tokens = (gs->tokens < 0 ? 0 : gs->tokens) + ph->tokens;
+    if (!r->phases)
+        return 0;
+    struct group_index gi;
+    if (group_index_build(r->phases, &gi) != 0)
+        return -1;
+    for (size_t g = 0; g < ng; g++) {
+        struct group_basic b;
+        group_basic(r->phases, &gi, (int)g, &b);
+        r->groups[g].times = (unsigned)b.occurrences;
+        r->groups[g].wall_s = b.wall_s;
+        r->groups[g].tokens = b.tokens;
     }
+    group_index_free(&gi);
+    return 0;
 }
 
 int load_samples(struct run_summary *r, char *err, size_t errlen)
@@ -172,9 +183,10 @@ int load_samples(struct run_summary *r, char *err, size_t errlen)
     for (size_t i = 0; i < r->nfiles; i++)
         if (read_file(r, &r->files[i], err, errlen) != 0)
             return -1;
-    if (r->phases && r->total_samples)
-        phases_close_open(r->phases, r->last_sample_ns);
-    sum_groups(r);
+    if (sum_groups(r) != 0) {
+        reader_error(err, errlen, r->dir, "out of memory");
+        return -1;
+    }
     return 0;
 }
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "energy.h"
-#include "groups.h"
+#include "phasegroups.h"
 #include "llamabench.h"
 #include "marginal.h"
 #include "memory.h"

@@ -6,6 +6,8 @@
  * It must never hold more than one sample record, never resolve a raw stack it has already
  * resolved (the stack cache), and never stop on one bad file when others are usable. */
 #include "profile.h"
+#include "phasegroups.h"
+#include "runextent.h"
 #include "runfolder.h"
 #include "jsonl.h"
 #include "maps.h"
@@ -109,23 +111,26 @@ static int read_phases(struct profile *p)
     return 0;
 }
 
-/* Wall time per group, once the run's extent is known. */
-static void group_walls(struct profile *p)
+/* Occurrences, wall time and tokens per group (format/phasegroups.c), once the run's extent is
+ * known (format/runextent.c: it also ends the phases that never ended). */
+static int group_walls(struct profile *p)
 {
-    uint64_t start = p->meta.t0_ns ? p->meta.t0_ns : p->first_ns;
-    if (p->first_ns && p->first_ns < start)
-        start = p->first_ns;
-    uint64_t end = p->meta.end_ns > p->last_ns ? p->meta.end_ns : p->last_ns;
+    struct run_extent ext;
+    run_extent_find(p->dir, &p->meta, p->first_ns, p->last_ns, p->phases, &ext);
+    uint64_t start = ext.start_ns, end = ext.end_ns;
     struct phases *ph = p->phases;
     if (ph) {
-        phases_close_open(ph, end);
-        for (size_t i = 0; i < ph->n; i++) {
-            struct prof_group *g = &p->groups[ph->v[i].group];
-            g->wall_s += (double)(ph->v[i].end_ns - ph->v[i].start_ns) * 1e-9;
-            g->occurrences++;
-            if (ph->v[i].tokens >= 0)
-                g->tokens = (g->tokens < 0 ? 0 : g->tokens) + ph->v[i].tokens;
+        struct group_index gi;
+        if (group_index_build(ph, &gi) != 0)
+            return -1;
+        for (size_t g = 0; g < ph->ngroups; g++) {
+            struct group_basic b;
+            group_basic(ph, &gi, (int)g, &b);
+            p->groups[g].wall_s = b.wall_s;
+            p->groups[g].occurrences = (unsigned)b.occurrences;
+            p->groups[g].tokens = b.tokens;
         }
+        group_index_free(&gi);
     }
     /* (none): the run's time when no phase is open. */
     double none = 0;
@@ -147,6 +152,7 @@ static void group_walls(struct profile *p)
         }
     }
     p->groups[prof_none_group(p)].wall_s = none;
+    return 0;
 }
 
 /* ---- threads, call tree ---- */
@@ -594,7 +600,10 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         prof_warn(p, "sample files at different rates: each sample weighs its own file's period");
     if (p->sc.full)
         prof_warn(p, "more distinct stacks than the stack cache holds: later ones resolved frame by frame");
-    group_walls(p);
+    if (group_walls(p) != 0) {
+        snprintf(err, errlen, "%s: out of memory", dir);
+        return 2;
+    }
     return 0;
 }
 

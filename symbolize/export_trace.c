@@ -168,8 +168,8 @@ static void emit_counter(struct trace *t, const char *name, long pid, double ts,
     emit(t, e);
 }
 
-/* Watts from the energy counter `key` (microjoules, wrapping at range when range > 0) read at
- * t_ns; < 0 when not yet known. */
+/* Watts from the energy counter `key` (microjoules, stepped by counter_step) read at t_ns; < 0
+ * when not yet known. */
 static double power_from(struct trace *t, const char *key, double uj, double range,
                          unsigned long long t_ns)
 {
@@ -183,13 +183,11 @@ static double power_from(struct trace *t, const char *key, double uj, double ran
     }
     struct zone *z = &t->zones[i];
     double w = -1;
-    if (z->have && t_ns > z->t_ns) {
-        double d = -1;
-        if (uj >= z->uj)
-            d = uj - z->uj;
-        else if (range > z->uj)
-            d = range - z->uj + uj; /* the counter wrapped */
-        if (d >= 0)
+    if (z->have) {
+        double d;
+        if (counter_step(z->uj, uj, range, &d) == COUNTER_BACKSTEP)
+            return -1; /* out of order: the larger value stays the reference */
+        if (t_ns > z->t_ns)
             w = d / ((double)(t_ns - z->t_ns) * 1e-3);
     }
     z->uj = uj;

@@ -1,8 +1,10 @@
-/* groups.h: the phases of a run indexed by group (each group's occurrences in begin order), and
- * the per-group figures that need no counters: occurrences, wall time, tokens and throughput.
- * Built once, so that no per-group computation ever walks every phase of the run again. */
-#ifndef PERFSCOPE_REPORT_GROUPS_H
-#define PERFSCOPE_REPORT_GROUPS_H
+/* phasegroups.h: the phases of a run indexed by group (each group's occurrences in begin order),
+ * and THE per-group figures that need no counters: occurrences, wall time, tokens and throughput,
+ * used by every tool (the symbolizer's profile.json, the report, dump run). Built once, so that
+ * no per-group computation ever walks every phase of the run again. Call it after the open
+ * phases have their end (format/runextent.h). */
+#ifndef PERFSCOPE_PHASEGROUPS_H
+#define PERFSCOPE_PHASEGROUPS_H
 
 #include <stddef.h>
 

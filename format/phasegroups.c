@@ -1,6 +1,7 @@
-/* groups.c: phases indexed by group, and per-group wall, tokens and throughput (groups.h). It
+/* phasegroups.c: phases indexed by group, and per-group wall, tokens and throughput
+ * (phasegroups.h). It
  * must stay linear in the number of phases whatever the number of groups. */
-#include "groups.h"
+#include "phasegroups.h"
 
 #include <limits.h>
 #include <stdlib.h>
