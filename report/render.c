@@ -399,17 +399,18 @@ static void llama_section(struct sbuf *b, const struct run_model *m)
 static void log_section(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Log (perfscope.log)\n\n");
-    if (!m->nlog) {
-        sbuf_printf(b, "%s\n", m->s.has_log ? "Empty." : "No perfscope.log: nothing went wrong.");
+    const struct run_log *log = &m->s.log;
+    if (!log->n) {
+        sbuf_printf(b, "%s\n", log->present ? "Empty." : "No perfscope.log: nothing went wrong.");
         return;
     }
     sbuf_printf(b, "```\n");
-    for (size_t i = 0; i < m->nlog; i++) {
-        sbuf_clean(b, m->log[i], 0);
-        sbuf_printf(b, "\n");
+    for (size_t i = 0; i < log->n; i++) {
+        sbuf_clean(b, log->line[i], 0);
+        sbuf_printf(b, "%s\n", log->cut[i] ? " [cut]" : "");
     }
-    if (m->log_more)
-        sbuf_printf(b, "... %zu more lines\n", m->log_more);
+    if (log->more)
+        sbuf_printf(b, "... %zu more lines\n", log->more);
     sbuf_printf(b, "```\n");
 }
 

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define LOG_LINE_CAP 1024
 
 static void set_status(struct run_model *m)
 {
@@ -68,26 +67,6 @@ static int load_profile(struct run_model *m, int symbolize, char *err, size_t er
     if (have < newest && !m->prof_note[0])
         snprintf(m->prof_note, sizeof m->prof_note, "profile.json is older than the samples");
     return profile_load(path, &m->prof, err, errlen);
-}
-
-static void read_log(struct run_model *m)
-{
-    char path[PATH_MAX], err[REPORT_ERR_MAX];
-    struct textfile tf;
-    if (!m->s.has_log || runfolder_path(path, sizeof path, m->dir, RUN_LOG, NULL, 0) != 0 ||
-        textfile_open(&tf, path, LOG_LINE_CAP, err, sizeof err) != 0)
-        return;
-    char *line;
-    while ((line = textfile_next(&tf, NULL)) != NULL) {
-        if (!line[strspn(line, " \t\r")])
-            continue;
-        if (m->nlog == RUN_LOG_LINES || !(m->log[m->nlog] = strdup(line))) {
-            m->log_more++;
-            continue;
-        }
-        m->nlog++;
-    }
-    textfile_close(&tf);
 }
 
 static int compute_group(struct run_model *m, struct group_result *gr, int g)
@@ -153,7 +132,7 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
     if (runfolder_check_run(dir, err, errlen) != 0 || runfolder_check_inputs(dir, err, errlen) != 0 ||
         load_meta(&m->s, err, errlen) != 0 ||
         load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
-        load_log(&m->s, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
+        load_log(&m->s, RUN_LOG_LINES, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
         return -1;
     set_status(m);
     m->samples = m->s.total_samples;
@@ -172,7 +151,6 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
         return -1;
     }
     llama_bench(m);
-    read_log(m);
     return 0;
 }
 
@@ -181,8 +159,6 @@ void run_model_free(struct run_model *m)
     for (size_t g = 0; g < m->ngr; g++)
         free(m->gr[g].dom);
     free(m->gr);
-    for (size_t i = 0; i < m->nlog; i++)
-        free(m->log[i]);
     profile_free(m->prof);
     group_index_free(&m->gi);
     memory_free(&m->mem);

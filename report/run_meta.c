@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_LINE_CAP 4096
-#define LOG_LINES_SHOWN 200
 
 int load_meta(struct run_summary *r, char *err, size_t errlen)
 {
@@ -82,45 +80,25 @@ void print_meta(const struct run_summary *r)
     print_clock_fields(meta, "", 0, 0);
 }
 
-int load_log(struct run_summary *r, char *err, size_t errlen)
+int load_log(struct run_summary *r, size_t keep, char *err, size_t errlen)
 {
-    char path[PATH_MAX];
-    int there = runfolder_optional(path, sizeof path, r->dir, RUN_LOG, err, errlen);
-    if (there <= 0)
-        return there;
-    struct textfile tf; /* opened here only to refuse what cannot be read before printing */
-    if (textfile_open(&tf, path, LOG_LINE_CAP, err, errlen) != 0)
-        return -1;
-    textfile_close(&tf);
-    r->has_log = 1;
-    return 0;
+    return runlog_load(r->dir, keep, &r->log, err, errlen);
 }
 
 void print_log(const struct run_summary *r)
 {
-    char path[PATH_MAX], err[REPORT_ERR_MAX];
-    struct textfile tf;
-    if (!r->has_log || runfolder_path(path, sizeof path, r->dir, RUN_LOG, err, sizeof err) != 0 ||
-        textfile_open(&tf, path, LOG_LINE_CAP, err, sizeof err) != 0) {
+    if (!r->log.present) {
         printf("\nlog: none (no perfscope.log)\n");
         return;
     }
     printf("\nlog (perfscope.log):\n");
-    size_t shown = 0, more = 0;
-    char *line;
-    while ((line = textfile_next(&tf, NULL)) != NULL) {
-        if (shown == LOG_LINES_SHOWN) {
-            more++;
-            continue;
-        }
+    for (size_t i = 0; i < r->log.n; i++) {
         printf("  ");
-        put_clean(stdout, line);
-        printf("%s\n", tf.too_long ? " [cut]" : "");
-        shown++;
+        put_clean(stdout, r->log.line[i]);
+        printf("%s\n", r->log.cut[i] ? " [cut]" : "");
     }
-    if (!shown)
+    if (!r->log.n)
         printf("  (empty)\n");
-    if (more)
-        printf("  ... %zu more lines\n", more);
-    textfile_close(&tf);
+    if (r->log.more)
+        printf("  ... %zu more lines\n", r->log.more);
 }

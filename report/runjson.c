@@ -297,7 +297,7 @@ cJSON *run_json(const struct run_model *m)
     if (m->prof_note[0])
         cJSON_AddStringToObject(root, "hot_functions_note", m->prof_note);
     cJSON *log = cJSON_AddArrayToObject(root, "log");
-    for (size_t i = 0; log && i < m->nlog; i++)
-        cJSON_AddItemToArray(log, cJSON_CreateString(m->log[i]));
+    for (size_t i = 0; log && i < m->s.log.n; i++)
+        cJSON_AddItemToArray(log, cJSON_CreateString(m->s.log.line[i]));
     return root;
 }

@@ -54,8 +54,6 @@ struct run_model {
     int perturbed;
     int hz;                    /* asked sampling rate, -1 unknown */
     uint64_t samples, dropped;
-    char *log[RUN_LOG_LINES];
-    size_t nlog, log_more;
 };
 
 /* Reads and works out dir. symbolize: run perfscope-symbolize when profile.json is missing or

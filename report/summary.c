@@ -18,6 +18,7 @@ void run_summary_free(struct run_summary *r)
     phases_free(r->phases);
     free_samples(r);
     cJSON_Delete(r->counters.first);
+    runlog_free(&r->log);
 }
 
 int cmd_summary(const char *dir)
@@ -27,7 +28,7 @@ int cmd_summary(const char *dir)
     /* Phases before samples: each sample is counted in the phase open at its time. */
     int ok = runfolder_check_run(dir, err, sizeof err) == 0 && load_meta(&r, err, sizeof err) == 0 &&
              load_phases(&r, err, sizeof err) == 0 && load_samples(&r, err, sizeof err) == 0 &&
-             load_counters(&r, err, sizeof err) == 0 && load_log(&r, err, sizeof err) == 0;
+             load_counters(&r, err, sizeof err) == 0 && load_log(&r, LOG_LINES_SHOWN, err, sizeof err) == 0;
     if (!ok) {
         report_fail("%s", err);
         run_summary_free(&r);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include "runlog.h"
 #include "phases.h"
 #include "runmeta.h"
 #include "samples.h"
@@ -47,6 +48,8 @@ struct counters_summary {
     unsigned long long first_t_ns, last_t_ns;
 };
 
+#define LOG_LINES_SHOWN 200 /* perfscope.log lines dump run shows */
+
 /* One phase group (or "(none)", the last). */
 struct group_stat {
     uint64_t samples;
@@ -66,7 +69,7 @@ struct run_summary {
     int cpu_s_unknown;             /* a file with hz 0 */
     uint64_t total_samples, first_sample_ns, last_sample_ns;
     struct counters_summary counters;
-    int has_log;
+    struct run_log log;
 };
 
 void run_summary_free(struct run_summary *r);
@@ -76,7 +79,7 @@ int load_meta(struct run_summary *r, char *err, size_t errlen);
 int load_phases(struct run_summary *r, char *err, size_t errlen);
 int load_samples(struct run_summary *r, char *err, size_t errlen);
 int load_counters(struct run_summary *r, char *err, size_t errlen);
-int load_log(struct run_summary *r, char *err, size_t errlen);
+int load_log(struct run_summary *r, size_t keep, char *err, size_t errlen);
 
 void print_meta(const struct run_summary *r);
 void print_samples(const struct run_summary *r);
