@@ -1,6 +1,6 @@
 """bench/readers.py: count the samples a profiler wrote, for make bench.
 
-perfscope: OUT/cpuprof.<pid>[.<n>].bin (DESIGN 2.1). A tick-timer record may be written
+perfscope: OUT/cpuprof.<pid>[.<n>].bin (docs/formats.md). A tick-timer record may be written
 1 + si_overrun times, so what counts is the distinct (tid, time_ns) pairs.
 gperftools: the legacy CPU profile (docs/cpuprofile-fileformat): 8-byte slots, header
 [0, 3, 0, period_us, 0], records [count, npcs, pc...], trailer [0, 1, 0]; each record's

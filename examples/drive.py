@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""drive.py: marks an engine's phases from outside, through the markers file (DESIGN 3), the way
+"""drive.py: marks an engine's phases from outside, through the markers file (docs/formats.md), the way
 a serving script or benchmark harness would: the engine itself is not changed (toy-engine runs
 with --no-api).
 

@@ -1,5 +1,5 @@
 /* maps.h: the reader of the shim's address-space snapshots, cpuprof.<pid>[.<n>].maps
- * (DESIGN 2.1): the text of /proc/PID/maps, then for each change a line "# t=<ns>" and the new
+ * (docs/formats.md): the text of /proc/PID/maps, then for each change a line "# t=<ns>" and the new
  * full snapshot. Resolves (address, time) to the mapping in force at that time. It must never
  * crash or grow without bound on hostile input: lines are capped, paths are shared.
  *

@@ -1,4 +1,4 @@
-/* phases.h: THE reader of phases.jsonl (DESIGN 2.2, 3): marker boundaries into phase intervals,
+/* phases.h: THE reader of phases.jsonl (docs/formats.md): marker boundaries into phase intervals,
  * shared by the symbolizer and the report. Never fatal on a bad line; never crashes on any input.
  *
  * A line: {"t_ns":N, "name":"prefill", "event":"begin"|"end", "source":"file"|"api",

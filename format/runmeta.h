@@ -1,4 +1,4 @@
-/* runmeta.h: THE reader of a run's meta.json (DESIGN 2.2), written by the shim's leader when the
+/* runmeta.h: THE reader of a run's meta.json (docs/formats.md), written by the shim's leader when the
  * run starts and again when it ends. The symbolizer (run start, leader, executable) and the
  * report (status, sampling rate, and the rest shown as is) both read it here.
  *

@@ -1,9 +1,9 @@
-/* samples.h: THE reader of the shim's stack sample files (DESIGN 2.1), cpuprof.<pid>[.<n>].bin.
+/* samples.h: THE reader of the shim's stack sample files (docs/formats.md), cpuprof.<pid>[.<n>].bin.
  * Every tool that reads samples goes through here. Records are streamed one at a time, so memory
  * never grows with the file; hostile input gives a one-line error naming the file, never a crash.
  * The layout is format/samplefile.h's, the one the shim's writer includes.
  *
- * What is accepted, and why (the shim may be killed mid-write, DESIGN 2):
+ * What is accepted, and why (the shim may be killed mid-write):
  *   - a file that ends mid-record, or whose header count is larger than what it holds: the whole
  *     records before the cut are used (count clamped), and samples_note() says so;
  *   - a record with nframes > max_frames: clamped to max_frames (what the reference reader's
@@ -71,7 +71,7 @@ void samples_note(const struct samples_file *sf, char *buf, size_t len);
  * is not of that form. */
 int samples_parse_name(const char *path, long *pid, unsigned *gen);
 
-/* The maps snapshots beside a sample file (DESIGN 2.1: the same stem, cpuprof.<pid>[.<n>].maps)
+/* The maps snapshots beside a sample file (the same stem, cpuprof.<pid>[.<n>].maps)
  * into buf: 0, or -1 when bin_path does not end in ".bin" or the name does not fit. */
 int samples_maps_path(const char *bin_path, char *buf, size_t size);
 

@@ -1,5 +1,5 @@
 /* symbolize.h: the symbolizer as a library call, for perfscope-symbolize and perfscope-report
- * (which symbolizes a run folder when it has no profile.json yet). DESIGN section 4.
+ * (which symbolizes a run folder when it has no profile.json yet). docs/symbolize.md.
  *
  * symbolize_run reads OUT (every cpuprof.*.bin with its .maps, phases.jsonl, meta.json,
  * procs.jsonl, counters.jsonl) and writes into OUT, each through a temporary name and a rename:

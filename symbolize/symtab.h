@@ -5,7 +5,7 @@
  * library in many processes is opened once; locations are keyed by (module, file offset), so an
  * address is resolved once however many processes and samples hold it.
  *
- * Naming rules (DESIGN 4):
+ * Naming rules (docs/symbolize.md):
  *   - a file's address that no function covers is "<module>!0x<file offset>", never the nearest
  *     symbol; so is every address of a file that cannot be trusted (missing, deleted, replaced or
  *     modified since the run: see enum sym_status) - it is flagged, never silently misnamed;

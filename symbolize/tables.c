@@ -1,4 +1,4 @@
-/* tables.c: the per-phase-group tables of profile.json (DESIGN 4; the reference harness's
+/* tables.c: the per-phase-group tables of profile.json (docs/symbolize.md; the reference harness's
  * summarize() and more). Everything is derived from the (group, thread, stack) counters of the
  * profile, so the work here grows with distinct stacks, not with samples.
  *
