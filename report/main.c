@@ -7,27 +7,7 @@
 #include "matrix.h"
 #include "run.h"
 
-#include <stdarg.h>
 #include <string.h>
-
-void report_fail(const char *fmt, ...)
-{
-    char line[REPORT_ERR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    for (char *p = line; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    fprintf(stderr, "perfscope-report: %s\n", line);
-}
-
-void put_clean(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        fputc(((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s, f);
-}
 
 static int usage(void)
 {

@@ -1,6 +1,7 @@
-/* report.h: what the parts of perfscope-report share. Every subcommand returns its exit
- * status: 0, or REPORT_BAD_INPUT after one line on stderr naming the file and what is wrong.
- * Nothing here may write into the run folder except through a temporary name and a rename. */
+/* report.h: what the parts of perfscope-report share (util/report.c). Every subcommand returns
+ * its exit status: 0, or REPORT_BAD_INPUT after one line on stderr naming the file and what is
+ * wrong. Nothing here may write into the run folder except through a temporary name and a
+ * rename, and nothing here may know a subcommand. */
 #ifndef PERFSCOPE_REPORT_H
 #define PERFSCOPE_REPORT_H
 
