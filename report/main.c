@@ -5,7 +5,7 @@
 #include "diff.h"
 #include "noise.h"
 #include "matrix.h"
-#include "run.h"
+#include "run/run.h"
 
 #include <string.h>
 

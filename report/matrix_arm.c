@@ -11,7 +11,7 @@
 #include "jsonl.h"
 #include "judge.h"
 #include "machine.h"
-#include "run.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <limits.h>
