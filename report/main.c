@@ -5,6 +5,7 @@
 #include "diff.h"
 #include "noise.h"
 #include "matrix.h"
+#include "dump/dump.h"
 #include "run/run.h"
 
 #include <string.h>

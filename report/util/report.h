@@ -16,12 +16,4 @@ void report_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Writes s to f with control bytes shown as '?': names read from files may hold anything. */
 void put_clean(FILE *f, const char *s);
 
-/* perfscope-report dump run OUT: what the run recorded, section by section (summary.c). The
- * report itself, `perfscope-report OUT`, is cmd_run (run.h). */
-int cmd_summary(const char *dir);
-
-/* perfscope-report dump samples|maps|phases FILE [...]: a reader's view of one file, as
- * text (dump.c); for tests and for looking inside a file. */
-int cmd_dump(int argc, char **argv);
-
 #endif
