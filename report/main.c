@@ -2,9 +2,9 @@
  * It must never exit other than 0 (done), 2 (bad input or usage, one line on stderr), or 130
  * (matrix interrupted by SIGINT/SIGTERM, its finished cases kept). */
 #include "report.h"
-#include "diff.h"
-#include "noise.h"
-#include "matrix.h"
+#include "ab/diff.h"
+#include "ab/noise.h"
+#include "ab/matrix.h"
 #include "dump/dump.h"
 #include "run/run.h"
 
