@@ -3,6 +3,7 @@
  * only through a temporary name and a rename, and never fail on a part the run does not have
  * (no samples, no counters, no markers): those are said in the report instead. */
 #include "runmodel.h"
+#include "symbolize_call.h"
 #include "outfile.h"
 #include "runfolder.h"
 #include "run.h"
@@ -86,7 +87,7 @@ static int load_profile(struct run_model *m, int symbolize, char *err, size_t er
         return 0;
     if (have < newest && !m->prof_note[0])
         snprintf(m->prof_note, sizeof m->prof_note, "profile.json is older than the samples");
-    return profile_load(path, &m->prof, err, errlen);
+    return hot_profile_load(path, &m->prof, err, errlen);
 }
 
 static void read_log(struct run_model *m)
@@ -133,7 +134,7 @@ static int compute_group(struct run_model *m, struct group_result *gr, int g)
         memory_window(&m->mem, m->rd, ph->start_ns, ph->end_ns, &gr->gpu_above_mib, &gr->have_gpu,
                       &gr->host_kib, &gr->have_host);
     }
-    gr->prof = profile_group(m->prof, gr->name);
+    gr->prof = hot_profile_group(m->prof, gr->name);
     gr->busiest_share = gr->prof && gr->prof->have_busiest && gr->b.wall_s > 0
                             ? gr->prof->busiest_cpu_s / gr->b.wall_s
                             : -1;
@@ -203,7 +204,7 @@ void run_model_free(struct run_model *m)
     free(m->gr);
     for (size_t i = 0; i < m->nlog; i++)
         free(m->log[i]);
-    profile_free(m->prof);
+    hot_profile_free(m->prof);
     group_index_free(&m->gi);
     memory_free(&m->mem);
     energy_free(&m->en);

@@ -31,7 +31,7 @@ struct group_result {
     int have_total;
     double gpu_above_mib, host_kib;
     int have_gpu, have_host;
-    const struct prof_group *prof;
+    const struct hot_group *prof;
     double busiest_share;      /* busiest thread's CPU over the wall, < 0 unknown */
 };
 
@@ -46,7 +46,7 @@ struct run_model {
     size_t ngr, groups_hidden;
     uint64_t none_samples;     /* samples outside every phase */
     double none_cpu_s;
-    struct profile *prof;
+    struct hot_profile *prof;
     char prof_note[600];       /* why there are no hot functions, or a caveat */
     struct llamabench lb;
     int have_lb;
