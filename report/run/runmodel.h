@@ -1,6 +1,7 @@
 /* runmodel.h: one run folder, read whole and worked out, before anything is printed or written:
  * the run's facts (meta, phases, samples, counter readings, log), the energy domains, the memory
- * peaks, and one result per phase group. run.c builds it; render.c and runjson.c only read it. */
+ * peaks, and one result per phase group. run.c builds it; render.c, runjson.c and cmd_run.c
+ * only read it, and must never work out a figure of their own. */
 #ifndef PERFSCOPE_REPORT_RUNMODEL_H
 #define PERFSCOPE_REPORT_RUNMODEL_H
 
