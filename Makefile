@@ -20,10 +20,10 @@ FORMAT_SRC   := $(sort $(wildcard format/*.c))
 SHIM_FORMAT_SRC := format/machine.c
 PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c)) $(SHIM_FORMAT_SRC)
 SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c))) $(FORMAT_SRC)
-REPORT_SRC   := $(sort $(wildcard report/*.c))
+REPORT_SRC   := $(sort $(wildcard report/*.c report/*/*.c))
 PRELOAD_HDR  := $(wildcard preload/*.h preload/counters/*.h include/*.h format/*.h) Makefile
 SYM_HDR      := $(wildcard symbolize/*.h include/*.h format/*.h)
-REPORT_HDR   := $(wildcard report/*.h)
+REPORT_HDR   := $(wildcard report/*.h report/*/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a
@@ -54,7 +54,10 @@ $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	$(CC) $(CFLAGS) $(call PKG,libdw libcjson zlib) -Isymbolize -c -o $@ $<
 
 # The report's objects depend on its own headers too (a changed struct must rebuild its users).
+# They name a header of another report/ folder by its folder ("run/run.h"), those of their own
+# folder and the shared helpers (report/util/) by their bare names, as they do format/'s.
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): $(REPORT_HDR)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): override CFLAGS += -Ireport -Ireport/util
 
 $(SYMLIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(SYMLIB_SRC))
 	@rm -f $@

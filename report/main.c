@@ -1,33 +1,15 @@
-/* main.c: perfscope-report's entry point; one function per subcommand, nothing else here.
- * It must never exit other than 0 (done), 2 (bad input or usage, one line on stderr), or 130
- * (matrix interrupted by SIGINT/SIGTERM, its finished cases kept). */
+/* main.c: perfscope-report's entry point: which subcommand, and nothing else here; each one
+ * parses its own arguments in its own folder (run/cmd_run.c, ab/diff.c, ab/noise.c,
+ * ab/matrix.c, dump/dump.c). It must never exit other than 0 (done), 2 (bad input or usage,
+ * one line on stderr), or 130 (matrix interrupted by SIGINT/SIGTERM, its finished cases kept). */
 #include "report.h"
-#include "diff.h"
-#include "noise.h"
-#include "matrix.h"
-#include "run.h"
+#include "ab/diff.h"
+#include "ab/noise.h"
+#include "ab/matrix.h"
+#include "dump/dump.h"
+#include "run/run.h"
 
-#include <stdarg.h>
 #include <string.h>
-
-void report_fail(const char *fmt, ...)
-{
-    char line[REPORT_ERR_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    for (char *p = line; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    fprintf(stderr, "perfscope-report: %s\n", line);
-}
-
-void put_clean(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        fputc(((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s, f);
-}
 
 static int usage(void)
 {
@@ -36,17 +18,28 @@ static int usage(void)
     return REPORT_BAD_INPUT;
 }
 
+/* perfscope-report OUT: the report of one run (argv after the program's name). */
+static int report_run(int argc, char **argv)
+{
+    if (argc != 1 || argv[0][0] == '-')
+        return usage();
+    return cmd_run(argv[0]);
+}
+
+static const struct {
+    const char *name;
+    int (*cmd)(int argc, char **argv); /* argv after the subcommand's name */
+} subcommands[] = {
+    {"dump", cmd_dump},
+    {"diff", cmd_diff},
+    {"noise", cmd_noise},
+    {"matrix", cmd_matrix},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "dump") == 0)
-        return cmd_dump(argc - 2, argv + 2);
-    if (argc >= 2 && strcmp(argv[1], "diff") == 0)
-        return cmd_diff(argc - 2, argv + 2);
-    if (argc >= 2 && strcmp(argv[1], "noise") == 0)
-        return cmd_noise(argc - 2, argv + 2);
-    if (argc >= 2 && strcmp(argv[1], "matrix") == 0)
-        return cmd_matrix(argc - 2, argv + 2);
-    if (argc != 2 || argv[1][0] == '-')
-        return usage();
-    return cmd_run(argv[1]);
+    for (size_t i = 0; argc >= 2 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].cmd(argc - 2, argv + 2);
+    return report_run(argc - 1, argv + 1);
 }

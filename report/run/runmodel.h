@@ -1,6 +1,7 @@
 /* runmodel.h: one run folder, read whole and worked out, before anything is printed or written:
  * the run's facts (meta, phases, samples, counter readings, log), the energy domains, the memory
- * peaks, and one result per phase group. run.c builds it; render.c and runjson.c only read it. */
+ * peaks, and one result per phase group. run.c builds it; render.c, runjson.c and cmd_run.c
+ * only read it, and must never work out a figure of their own. */
 #ifndef PERFSCOPE_REPORT_RUNMODEL_H
 #define PERFSCOPE_REPORT_RUNMODEL_H
 
@@ -31,7 +32,7 @@ struct group_result {
     int have_total;
     double gpu_above_mib, host_kib;
     int have_gpu, have_host;
-    const struct prof_group *prof;
+    const struct hot_group *prof;
     double busiest_share;      /* busiest thread's CPU over the wall, < 0 unknown */
 };
 
@@ -46,7 +47,7 @@ struct run_model {
     size_t ngr, groups_hidden;
     uint64_t none_samples;     /* samples outside every phase */
     double none_cpu_s;
-    struct profile *prof;
+    struct hot_profile *prof;
     char prof_note[600];       /* why there are no hot functions, or a caveat */
     struct llamabench lb;
     int have_lb;

@@ -1,27 +1,13 @@
-/* summary.c: `perfscope-report dump run OUT`, the first report: what the run recorded, section by
- * section (meta, samples per file and thread, samples per phase group, boundaries, counters,
- * the shim's log). It must never print before every input has been read and accepted, and never
- * write into OUT. */
+/* dump_run.c: `perfscope-report dump run OUT`, the first report: what the run recorded, section
+ * by section (meta, samples per file and thread, samples per phase group, boundaries, counters,
+ * the shim's log), through the run summary's loaders and printers (run/summary.h). It must
+ * never print before every input has been read and accepted, and never write into OUT. */
+#include "dump.h"
 #include "report.h"
-#include "summary.h"
+#include "run/summary.h"
 #include "runfolder.h"
-#include "textfile.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-
-void run_summary_free(struct run_summary *r)
-{
-    runmeta_free(&r->meta);
-    phases_free(r->phases);
-    free_samples(r);
-    cJSON_Delete(r->counters.first);
-    runlog_free(&r->log);
-}
-
-int cmd_summary(const char *dir)
+int dump_run(const char *dir)
 {
     char err[REPORT_ERR_MAX] = "";
     struct run_summary r = {.dir = dir};

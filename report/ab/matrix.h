@@ -4,7 +4,8 @@
  * each under the shim with stack sampling off, each in a run folder of its own, judged as
  * compare.py's run_matrix does (judge.h), with matrix.json and table.md rewritten after every
  * case. The parts: matrix.c (options, the case loop, the files), matrix_arm.c (one arm),
- * matrix_table.c (table.md). */
+ * matrix_table.c (table.md); the process itself is proc/runner.c's. It must never judge an arm
+ * that was interrupted: it is dropped, not counted. */
 #ifndef PERFSCOPE_REPORT_MATRIX_H
 #define PERFSCOPE_REPORT_MATRIX_H
 

@@ -1,4 +1,4 @@
-/* run_meta.c: the summary's meta.json section (status, clock fields; read by format/runmeta.c)
+/* summary_meta.c: the summary's meta.json section (status, clock fields; read by format/runmeta.c)
  * and the shim's own perfscope.log. It must never parse JSON by hand and never print a log line
  * longer than the cap. */
 #include "report.h"

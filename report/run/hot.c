@@ -1,5 +1,5 @@
 /* hot.c: profile.json into per-group hot-function rows (hot.h). It must never parse JSON
- * by hand, never trust a member's type, and never keep more than PROFILE_TOP rows a table. */
+ * by hand, never trust a member's type, and never keep more than HOT_TOP rows a table. */
 #include "hot.h"
 #include "jsonl.h"
 #include "textfile.h"
@@ -21,18 +21,18 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(it) && it->valuestring ? it->valuestring : NULL;
 }
 
-static size_t take_rows(const cJSON *arr, struct prof_row *rows)
+static size_t take_rows(const cJSON *arr, struct hot_row *rows)
 {
     size_t n = 0;
     const cJSON *r;
     cJSON_ArrayForEach(r, arr)
     {
-        if (n == PROFILE_TOP)
+        if (n == HOT_TOP)
             break;
         const char *name = str(r, "name");
         if (!cJSON_IsObject(r) || !name)
             continue;
-        struct prof_row *row = &rows[n++];
+        struct hot_row *row = &rows[n++];
         memset(row, 0, sizeof *row);
         snprintf(row->name, sizeof row->name, "%s", name);
         row->share = num(r, "share", 0);
@@ -56,7 +56,7 @@ static size_t take_rows(const cJSON *arr, struct prof_row *rows)
     return n;
 }
 
-static void take_group(struct prof_group *g, const cJSON *o)
+static void take_group(struct hot_group *g, const cJSON *o)
 {
     g->samples = num(o, "samples", -1);
     g->cpu_s = num(o, "cpu_s", -1);
@@ -74,11 +74,11 @@ static void take_group(struct prof_group *g, const cJSON *o)
     }
 }
 
-int profile_load(const char *path, struct profile **out, char *err, size_t errlen)
+int hot_profile_load(const char *path, struct hot_profile **out, char *err, size_t errlen)
 {
     *out = NULL;
     cJSON *root;
-    if (json_file_load(path, PROFILE_MAX_BYTES, 0, &root, err, errlen) != 0)
+    if (json_file_load(path, HOT_MAX_BYTES, 0, &root, err, errlen) != 0)
         return -1;
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(root, "groups");
     if (!cJSON_IsObject(groups)) {
@@ -86,13 +86,13 @@ int profile_load(const char *path, struct profile **out, char *err, size_t errle
         cJSON_Delete(root);
         return -1;
     }
-    struct profile *p = calloc(1, sizeof *p);
+    struct hot_profile *p = calloc(1, sizeof *p);
     int n = cJSON_GetArraySize(groups);
     if (p)
         p->g = calloc(n > 0 ? (size_t)n : 1, sizeof *p->g);
     if (!p || !p->g) {
         reader_error(err, errlen, path, "out of memory");
-        profile_free(p);
+        hot_profile_free(p);
         cJSON_Delete(root);
         return -1;
     }
@@ -104,7 +104,7 @@ int profile_load(const char *path, struct profile **out, char *err, size_t errle
     {
         if (!cJSON_IsObject(g) || !g->string)
             continue;
-        struct prof_group *pg = &p->g[p->ngroups++];
+        struct hot_group *pg = &p->g[p->ngroups++];
         snprintf(pg->name, sizeof pg->name, "%s", g->string);
         take_group(pg, g);
     }
@@ -113,7 +113,7 @@ int profile_load(const char *path, struct profile **out, char *err, size_t errle
     return 0;
 }
 
-void profile_free(struct profile *p)
+void hot_profile_free(struct hot_profile *p)
 {
     if (!p)
         return;
@@ -121,7 +121,7 @@ void profile_free(struct profile *p)
     free(p);
 }
 
-const struct prof_group *profile_group(const struct profile *p, const char *name)
+const struct hot_group *hot_profile_group(const struct hot_profile *p, const char *name)
 {
     for (size_t i = 0; p && i < p->ngroups; i++)
         if (strcmp(p->g[i].name, name) == 0)

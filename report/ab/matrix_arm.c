@@ -5,13 +5,13 @@
 #include "matrix.h"
 #include "outfile.h"
 #include "runfolder.h"
-#include "arm.h"
 #include "files.h"
 #include "jsondoc.h"
 #include "jsonl.h"
 #include "judge.h"
 #include "machine.h"
-#include "run.h"
+#include "proc/runner.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -158,7 +158,30 @@ static void nap_s(double s)
     nanosleep(&ts, NULL);
 }
 
-static void runner_status(const struct arm_outcome *a, char *buf, size_t size)
+/* The arm's process (proc/runner.h): stdin /dev/null, its stdout and stderr kept in its run
+ * folder (target.stdout, where llama-bench's JSON is read from, and target.stderr). */
+static void arm_run(char *const *argv, char *const *envp, const char *dir, double timeout_s,
+                    volatile sig_atomic_t *stop, struct proc_outcome *out)
+{
+    char out_path[PATH_MAX], err_path[PATH_MAX];
+    if (runfolder_path(out_path, sizeof out_path, dir, RUN_TARGET_STDOUT, NULL, 0) != 0 ||
+        runfolder_path(err_path, sizeof err_path, dir, RUN_TARGET_STDERR, NULL, 0) != 0) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->error, sizeof out->error, "%s: path too long", dir);
+        return;
+    }
+    struct proc_cmd cmd = {
+        .argv = argv,
+        .envp = envp,
+        .stdin_path = "/dev/null",
+        .stdout_path = out_path,
+        .stderr_path = err_path,
+        .who = "perfscope-report matrix",
+    };
+    proc_run(&cmd, timeout_s, stop, out);
+}
+
+static void runner_status(const struct proc_outcome *a, char *buf, size_t size)
 {
     if (a->timed_out)
         snprintf(buf, size, "timeout");
@@ -186,7 +209,7 @@ static void set_status(cJSON *run, const char *status)
 }
 
 /* The run object of a finished arm: its run.json with the runner's facts, or a stand-in. */
-static cJSON *arm_run_object(const char *dir, const struct arm_outcome *a, const char *rstatus,
+static cJSON *arm_run_object(const char *dir, const struct proc_outcome *a, const char *rstatus,
                              cJSON *runner, char *note, size_t notelen)
 {
     char err[1024], path[PATH_MAX];
@@ -280,7 +303,7 @@ int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *c
         cJSON_Delete(rec);
         return -1;
     }
-    struct arm_outcome a;
+    struct proc_outcome a;
     arm_run(argv.v, envp.v, dir, o->timeout_s, stop, &a);
     cJSON *cmd = cJSON_CreateStringArray((const char *const *)argv.v, (int)argv.n);
     strv_free(&argv);

@@ -1,5 +1,5 @@
 /* dump.c: `perfscope-report dump samples|maps|phases FILE [QUERY...]` prints what the readers in
- * symbolize/ make of one file, one fact a line, so tests and people can check the readers
+ * format/ make of one file, one fact a line, so tests and people can check the readers
  * against the format. It must never print anything before a file has been accepted (a refused
  * file gives one line on stderr and exit 2, nothing on stdout).
  *
@@ -13,8 +13,9 @@
  *            "phase <name> <start> <end> tokens=<n> open=<0|1> depth=<d> parent=<i>", then for
  *            each query T "at <T> <group>", and "end phases= groups= bad_lines= unmatched_ends=
  *            unclosed=".
- *   run:     DIR: what the run folder recorded, section by section (summary.c): meta, samples
+ *   run:     DIR: what the run folder recorded, section by section (dump_run.c): meta, samples
  *            per file and thread, samples per phase group, boundaries, counters, the log. */
+#include "dump.h"
 #include "report.h"
 #include "maps.h"
 #include "phases.h"
@@ -155,7 +156,7 @@ int cmd_dump(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[0], "phases") == 0)
         return dump_phases(argv[1], argc - 2, argv + 2);
     if (argc == 2 && strcmp(argv[0], "run") == 0)
-        return cmd_summary(argv[1]);
+        return dump_run(argv[1]);
     report_fail("usage: perfscope-report dump samples FILE | maps FILE [HEXADDR@NS...] | "
                 "phases FILE [NS...] | run DIR");
     return REPORT_BAD_INPUT;

@@ -1,11 +1,10 @@
-/* run.c: one run folder into a run_model (runmodel.h), run_summarize and `perfscope-report OUT`
- * (run.h). It must read and check every input before anything is printed or written, write
- * only through a temporary name and a rename, and never fail on a part the run does not have
- * (no samples, no counters, no markers): those are said in the report instead. */
+/* run.c: one run folder into a run_model (runmodel.h); its outputs are cmd_run.c's. It must
+ * read and check every input before anything is printed or written, never write, and never
+ * fail on a part the run does not have (no samples, no counters, no markers): those are said in
+ * the report instead. */
 #include "runmodel.h"
-#include "outfile.h"
+#include "symbolize_call.h"
 #include "runfolder.h"
-#include "run.h"
 #include "files.h"
 #include "jsonl.h"
 #include "report.h"
@@ -66,7 +65,7 @@ static int load_profile(struct run_model *m, int symbolize, char *err, size_t er
         return 0;
     if (have < newest && !m->prof_note[0])
         snprintf(m->prof_note, sizeof m->prof_note, "profile.json is older than the samples");
-    return profile_load(path, &m->prof, err, errlen);
+    return hot_profile_load(path, &m->prof, err, errlen);
 }
 
 static int compute_group(struct run_model *m, struct group_result *gr, int g)
@@ -93,7 +92,7 @@ static int compute_group(struct run_model *m, struct group_result *gr, int g)
         memory_window(&m->mem, m->rd, ph->start_ns, ph->end_ns, &gr->gpu_above_mib, &gr->have_gpu,
                       &gr->host_kib, &gr->have_host);
     }
-    gr->prof = profile_group(m->prof, gr->name);
+    gr->prof = hot_profile_group(m->prof, gr->name);
     gr->busiest_share = gr->prof && gr->prof->have_busiest && gr->b.wall_s > 0
                             ? gr->prof->busiest_cpu_s / gr->b.wall_s
                             : -1;
@@ -159,87 +158,11 @@ void run_model_free(struct run_model *m)
     for (size_t g = 0; g < m->ngr; g++)
         free(m->gr[g].dom);
     free(m->gr);
-    profile_free(m->prof);
+    hot_profile_free(m->prof);
     group_index_free(&m->gi);
     memory_free(&m->mem);
     energy_free(&m->en);
     readings_free(m->rd);
     run_summary_free(&m->s);
     memset(m, 0, sizeof *m);
-}
-
-static int write_outputs(const struct run_model *m, const char *markdown, char *err, size_t errlen)
-{
-    char path[PATH_MAX];
-    cJSON *j = run_json(m);
-    if (!j) {
-        reader_error(err, errlen, m->dir, "out of memory");
-        return -1;
-    }
-    int rc = -1;
-    if (runfolder_path(path, sizeof path, m->dir, RUN_JSON, NULL, 0) != 0) {
-        reader_error(err, errlen, m->dir, "path too long");
-    } else {
-        /* A matrix arm's run.json holds the runner's facts, which the run folder does not:
-         * they are kept when the run is summarized again. */
-        cJSON *old = NULL;
-        char ignored[REPORT_ERR_MAX];
-        if (json_file_load(path, JSON_FILE_MAX_BYTES, 1, &old, ignored, sizeof ignored) == 0) {
-            cJSON *runner = cJSON_DetachItemFromObjectCaseSensitive(old, "runner");
-            if (cJSON_IsObject(runner))
-                cJSON_AddItemToObject(j, "runner", runner);
-            else
-                cJSON_Delete(runner);
-        }
-        cJSON_Delete(old);
-        if (outfile_write_json(path, j, err, errlen) == 0)
-            rc = 0;
-    }
-    cJSON_Delete(j);
-    if (rc != 0 || !markdown)
-        return rc;
-    if (runfolder_path(path, sizeof path, m->dir, RUN_REPORT_MD, NULL, 0) != 0) {
-        reader_error(err, errlen, m->dir, "path too long");
-        return -1;
-    }
-    return outfile_write_all(path, markdown, strlen(markdown), err, errlen);
-}
-
-int run_summarize(const char *dir, char *err, size_t errlen)
-{
-    struct run_model m;
-    int rc = run_model_load(dir, 0, &m, err, errlen);
-    if (rc == 0)
-        rc = write_outputs(&m, NULL, err, errlen);
-    run_model_free(&m);
-    return rc;
-}
-
-int cmd_run(const char *dir)
-{
-    char err[REPORT_ERR_MAX] = "";
-    struct run_model m;
-    int rc = run_model_load(dir, 1, &m, err, sizeof err);
-    char *md = NULL;
-    if (rc == 0) {
-        md = run_markdown(&m);
-        if (!md) {
-            reader_error(err, sizeof err, dir, "out of memory");
-            rc = -1;
-        }
-    }
-    if (rc == 0) {
-        /* The report is printed even when OUT cannot be written (a folder that is not ours):
-         * the write failure is then the one line on stderr, and the exit status 2. */
-        fputs(md, stdout);
-        fflush(stdout);
-        rc = write_outputs(&m, md, err, sizeof err);
-    }
-    free(md);
-    run_model_free(&m);
-    if (rc != 0) {
-        report_fail("%s", err);
-        return REPORT_BAD_INPUT;
-    }
-    return 0;
 }

@@ -1,6 +1,6 @@
 /* files.h: the report's questions about files outside the run folder's formats: the path of a
  * tool installed beside this binary, a file's age. Outputs go through format/outfile.h, whole
- * files are read with format/'s readers (textfile_slurp, json_file_load). */
+ * files are read with format/'s readers (textfile_slurp, json_file_load). It must never write. */
 #ifndef PERFSCOPE_REPORT_FILES_H
 #define PERFSCOPE_REPORT_FILES_H
 

@@ -5,7 +5,8 @@
  *     of that device, and the report says so. Baseline: the device's first value (normally 0).
  *     total = peak over time of the sum over devices (readings where every device has a value)
  *     minus that sum's first value; max_device = the largest per-device peak minus its baseline.
- *   - host: the peak over time of rss_anon_kib, the run's processes' RssAnon summed. */
+ *   - host: the peak over time of rss_anon_kib, the run's processes' RssAnon summed.
+ * It must never mix the two GPU measures within one device. */
 #ifndef PERFSCOPE_REPORT_MEMORY_H
 #define PERFSCOPE_REPORT_MEMORY_H
 

@@ -1,4 +1,4 @@
-/* run_phases.c: the summary's phase boundaries, read once through format/phases.c (the one
+/* summary_phases.c: the summary's phase boundaries, read once through format/phases.c (the one
  * phases.jsonl reader). It must never print a boundary the reader did not accept. */
 #include "report.h"
 #include "runfolder.h"

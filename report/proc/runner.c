@@ -1,12 +1,10 @@
-/* arm.c: run one matrix arm (arm.h). It must never leave the arm's processes running after it
- * returns (the whole process group is killed on a timeout or an interrupt), never block signals
- * for the child, and never write to our own stdout or stderr from the child. */
-#include "arm.h"
-#include "runfolder.h"
+/* runner.c: the process runner (runner.h). It must never leave the command's processes running
+ * after it returns (the whole process group is killed on a timeout or an interrupt), never block
+ * signals for the child, and never write to our own stdout or stderr from the child. */
+#include "runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +25,23 @@ static void nap_ms(long ms)
     nanosleep(&ts, NULL); /* an interrupt cuts it short: fine */
 }
 
+/* Opens path as fd (flags, mode 0644), or leaves fd as it is when path is NULL. */
+static int redirect(const char *path, int flags, int fd)
+{
+    if (!path)
+        return 0;
+    int f = open(path, flags, 0644);
+    if (f < 0)
+        return -1;
+    if (f != fd) {
+        dup2(f, fd);
+        close(f);
+    }
+    return 0;
+}
+
 /* In the child: its own process group, files, default signals; then exec. Never returns. */
-static void child(char *const *argv, char *const *envp, const char *dir)
+static void child(const struct proc_cmd *c)
 {
     setpgid(0, 0);
     sigset_t none;
@@ -37,25 +50,13 @@ static void child(char *const *argv, char *const *envp, const char *dir)
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    char path[PATH_MAX];
-    int in = open("/dev/null", O_RDONLY);
-    runfolder_path(path, sizeof path, dir, RUN_TARGET_STDOUT, NULL, 0);
-    int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    runfolder_path(path, sizeof path, dir, RUN_TARGET_STDERR, NULL, 0);
-    int err = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0)
+    if (redirect(c->stdin_path, O_RDONLY, 0) != 0 ||
+        redirect(c->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 1) != 0 ||
+        redirect(c->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 2) != 0 ||
+        (c->cwd && chdir(c->cwd) != 0))
         _exit(126);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    if (in > 2)
-        close(in);
-    if (out > 2)
-        close(out);
-    if (err > 2)
-        close(err);
-    execvpe(argv[0], argv, envp);
-    dprintf(2, "perfscope-report matrix: cannot run %s: %s\n", argv[0], strerror(errno));
+    execvpe(c->argv[0], c->argv, c->envp);
+    dprintf(2, "%s: cannot run %s: %s\n", c->who, c->argv[0], strerror(errno));
     _exit(127);
 }
 
@@ -63,7 +64,7 @@ static void kill_group(pid_t pid, int *status, int *reaped)
 {
     kill(-pid, SIGTERM);
     kill(pid, SIGTERM);
-    double until = now_s() + ARM_KILL_GRACE_S;
+    double until = now_s() + PROC_KILL_GRACE_S;
     while (now_s() < until) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid) {
@@ -80,8 +81,8 @@ static void kill_group(pid_t pid, int *status, int *reaped)
     }
 }
 
-void arm_run(char *const *argv, char *const *envp, const char *dir, double timeout_s,
-             volatile sig_atomic_t *stop, struct arm_outcome *o)
+void proc_run(const struct proc_cmd *cmd, double timeout_s, volatile sig_atomic_t *stop,
+              struct proc_outcome *o)
 {
     memset(o, 0, sizeof *o);
     double t0 = now_s();
@@ -91,7 +92,7 @@ void arm_run(char *const *argv, char *const *envp, const char *dir, double timeo
         return;
     }
     if (pid == 0)
-        child(argv, envp, dir);
+        child(cmd);
     setpgid(pid, pid); /* also here, so the group exists before we might signal it */
     o->started = 1;
     int status = 0, reaped = 0;
@@ -118,7 +119,7 @@ void arm_run(char *const *argv, char *const *envp, const char *dir, double timeo
         nap_ms(10);
     }
     if (reaped)
-        kill(-pid, SIGKILL); /* children the arm left behind in its group */
+        kill(-pid, SIGKILL); /* children the command left behind in its group */
     o->wall_s = now_s() - t0;
     if (reaped && WIFEXITED(status)) {
         o->exited = 1;

@@ -6,7 +6,8 @@
  * wall of the bracketed occurrences) divided by the largest idle standard deviation used gives
  * the ratio and its verdict: clean >= 10, relative-only >= 3, noisy >= 1, unusable below. An
  * idle phase's power and spread come from the periodic readings inside it (2 intervals or more).
- * An idle phase nested inside the occurrence, or overlapping it, is no bracket. */
+ * An idle phase nested inside the occurrence, or overlapping it, is no bracket. It must never
+ * give a verdict where the idle spread is unknown or zero. */
 #ifndef PERFSCOPE_REPORT_MARGINAL_H
 #define PERFSCOPE_REPORT_MARGINAL_H
 

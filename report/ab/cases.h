@@ -10,7 +10,8 @@
  * Beyond compare.py, numbers are taken where it wants strings (args, env values, gpus), printed
  * as Python's str() prints an int. Refused (one line naming the file): missing, empty, not
  * JSON, no "cases" array, a case that is not an object or has no string label, a member of the
- * wrong type, more than CASES_MAX cases or CASES_MAX_ARGS arguments. */
+ * wrong type, more than CASES_MAX cases or CASES_MAX_ARGS arguments. It must never run anything:
+ * the matrix does. */
 #ifndef PERFSCOPE_REPORT_CASES_H
 #define PERFSCOPE_REPORT_CASES_H
 

@@ -307,7 +307,7 @@ static void memory_section(struct sbuf *b, const struct run_model *m)
     }
 }
 
-static void rows(struct sbuf *b, const char *title, const struct prof_row *r, size_t n,
+static void rows(struct sbuf *b, const char *title, const struct hot_row *r, size_t n,
                  double wall_s)
 {
     if (!n)
@@ -351,7 +351,7 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
     int shown = 0;
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];
-        const struct prof_group *p = g->prof;
+        const struct hot_group *p = g->prof;
         if (!p || (!p->nself && !p->nincl))
             continue;
         shown++;
@@ -366,7 +366,7 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
         rows(b, "self", p->self, p->nself, g->b.wall_s);
         rows(b, "inclusive", p->incl, p->nincl, g->b.wall_s);
     }
-    const struct prof_group *none = profile_group(m->prof, PHASES_NONE);
+    const struct hot_group *none = hot_profile_group(m->prof, PHASES_NONE);
     if (none && none->nself) {
         shown++;
         sbuf_printf(b, "\n### (none): outside every phase\n");

@@ -1,4 +1,4 @@
-/* run_samples.c: the summary's sample sections: every cpuprof.*.bin of the run streamed once
+/* summary_samples.c: the summary's sample sections: every cpuprof.*.bin of the run streamed once
  * through format/samples.c, counted per thread and per phase group. It must never hold more
  * than one record at a time, nor more than SUMMARY_MAX_THREADS threads per file. */
 #include "report.h"

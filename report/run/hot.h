@@ -1,20 +1,22 @@
-/* hot.h: the report's reader of OUT/profile.json, the symbolizer's per-group tables
- * (DESIGN 4): per group the top rows by self and by inclusive time, and the busiest thread.
+/* hot.h: the report's reading of OUT/profile.json (struct hot_profile), the symbolizer's
+ * per-group tables (DESIGN 4): per group the top rows by self and by inclusive time, and the
+ * busiest thread. The symbolizer's own struct profile (symbolize/profile.h) is what it collects
+ * from the samples; this is only what the report takes from its output.
  * Accepted: the reference harness's shape ({"samples","dropped","period_s","groups":{name:
  * {"samples","cpu_s","self":[{"name","share","cpu_s","threads","busiest_thread_s",
  * "pct_of_wall_on_busiest_thread", "hot_line" or "source" or "file"+"line"}], "inclusive":[...],
  * "busiest_threads":[{"tid","name","cpu_s"}]}}}); unknown members are ignored, a row without a
  * name is skipped. Refused (-1, one line): unreadable, empty, over 256 MiB, not a JSON object,
- * or no "groups" object. */
+ * or no "groups" object. It must never run the symbolizer (symbolize_call.h does). */
 #ifndef PERFSCOPE_REPORT_HOT_H
 #define PERFSCOPE_REPORT_HOT_H
 
 #include <stddef.h>
 
-#define PROFILE_TOP 8
-#define PROFILE_MAX_BYTES (256u << 20)
+#define HOT_TOP 8
+#define HOT_MAX_BYTES (256u << 20)
 
-struct prof_row {
+struct hot_row {
     char name[160];
     char source[160];       /* "file:line" (hot_line, else source), "" unknown */
     double share;           /* of the group's samples, 0..1 */
@@ -24,10 +26,10 @@ struct prof_row {
     double pct_wall;        /* pct_of_wall_on_busiest_thread, < 0 unknown */
 };
 
-struct prof_group {
+struct hot_group {
     char name[72];
     double samples, cpu_s;
-    struct prof_row self[PROFILE_TOP], incl[PROFILE_TOP];
+    struct hot_row self[HOT_TOP], incl[HOT_TOP];
     size_t nself, nincl;
     int have_busiest;
     long long busiest_tid;
@@ -35,20 +37,14 @@ struct prof_group {
     double busiest_cpu_s;
 };
 
-struct profile {
+struct hot_profile {
     size_t ngroups;
-    struct prof_group *g;
+    struct hot_group *g;
     double samples, dropped, period_s;  /* < 0 unknown */
 };
 
-int profile_load(const char *path, struct profile **out, char *err, size_t errlen);
-void profile_free(struct profile *p);
-const struct prof_group *profile_group(const struct profile *p, const char *name);
-
-/* Makes sure dir/profile.json is newer than every input it is made from (newest_input_ns) by
- * running perfscope-symbolize (found beside this binary) when it is not. Returns 0 when a fresh
- * profile.json is there, -1 when not, with the reason in note ("perfscope-symbolize is not
- * built", its own error line, ...). */
-int profile_ensure(const char *dir, long long newest_input_ns, char *note, size_t notelen);
+int hot_profile_load(const char *path, struct hot_profile **out, char *err, size_t errlen);
+void hot_profile_free(struct hot_profile *p);
+const struct hot_group *hot_profile_group(const struct hot_profile *p, const char *name);
 
 #endif

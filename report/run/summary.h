@@ -1,5 +1,9 @@
 /* summary.h: the run summary's data, gathered whole before anything is printed, so a bad file
- * gives exit 2 and one line, never half a report. Each section has a loader and a printer. */
+ * gives exit 2 and one line, never half a report. Each section has a loader and a printer, in a
+ * file of its own: summary_meta.c (meta.json, perfscope.log), summary_phases.c,
+ * summary_samples.c, summary_counters.c. The run model (runmodel.h) is built on the loaders;
+ * `perfscope-report dump run` (dump/dump_run.c) prints every section. A loader must never
+ * print, a printer never read a file its loader did not accept. */
 #ifndef PERFSCOPE_SUMMARY_H
 #define PERFSCOPE_SUMMARY_H
 

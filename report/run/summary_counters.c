@@ -1,7 +1,7 @@
-/* run_counters.c: the summary's counters section: how many counters.jsonl lines, the RAPL zones
- * and GPUs its first line saw, the peak RssAnon. It must never parse JSON by hand (cJSON through
- * format/jsonl.c; each line read by format/counterline.c) and never keep more than the
- * first line. */
+/* summary_counters.c: the run summary's counters section (summary.h; printed by `dump run`):
+ * how many counters.jsonl lines, the RAPL zones and GPUs its first line saw, the peak RssAnon.
+ * It must never parse JSON by hand (cJSON through format/jsonl.c; each line read by
+ * format/counterline.c) and never keep more than the first line. */
 #include "report.h"
 #include "runfolder.h"
 #include "summary.h"

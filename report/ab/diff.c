@@ -13,7 +13,7 @@
 #include "noise.h"
 #include "pyfmt.h"
 #include "report.h"
-#include "run.h"
+#include "run/run.h"
 #include "samples.h"
 #include "stats.h"
 

@@ -1,5 +1,5 @@
 /* sbuf.h: a growing text buffer for the renderers (report, table.md). Out of memory is sticky:
- * later appends do nothing and sbuf_take returns NULL. */
+ * later appends do nothing and sbuf_take returns NULL. It must never print or write a file. */
 #ifndef PERFSCOPE_REPORT_SBUF_H
 #define PERFSCOPE_REPORT_SBUF_H
 

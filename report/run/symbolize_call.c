@@ -1,8 +1,8 @@
-/* symbolize_call.c: profile_ensure (hot.h): runs build/perfscope-symbolize OUT, the binary
- * beside this one, when OUT/profile.json is missing or older than the run's samples and phases.
- * It must never run anything but that binary, never let the symbolizer's output reach our
- * stdout, and never fail the report: a symbolizer that is missing or fails is a note. */
-#include "hot.h"
+/* symbolize_call.c: profile_ensure (symbolize_call.h): runs build/perfscope-symbolize OUT, the
+ * binary beside this one, when OUT/profile.json is missing or older than the run's samples and
+ * phases. It must never run anything but that binary, never let the symbolizer's output reach
+ * our stdout, and never fail the report: a symbolizer that is missing or fails is a note. */
+#include "symbolize_call.h"
 #include "runfolder.h"
 #include "files.h"
 

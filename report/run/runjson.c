@@ -48,7 +48,7 @@ static cJSON *genergy_json(const struct genergy *e, long long tokens)
 }
 
 /* The first rows of a hot-function table, for scripts: name, share, CPU s, serial. */
-static void hot_rows(cJSON *hot, const char *key, const struct prof_row *r, size_t n, double wall_s)
+static void hot_rows(cJSON *hot, const char *key, const struct hot_row *r, size_t n, double wall_s)
 {
     cJSON *arr = cJSON_AddArrayToObject(hot, key);
     for (size_t i = 0; arr && i < n && i < 5; i++) {

@@ -1,0 +1,39 @@
+/* runner.h: the one process runner (DESIGN 7), for the matrix's arms today and `perfscope
+ * record` tomorrow: a command (argv, environment, working folder, where its standard input,
+ * output and error go) run as a fresh process in a process group of its own, to its end, with a
+ * time limit and an interrupt that can stop it early. It knows nothing of run folders, shims or
+ * matrices: callers say where the files are. It must never leave the command's processes
+ * running after proc_run returns. */
+#ifndef PERFSCOPE_REPORT_PROC_RUNNER_H
+#define PERFSCOPE_REPORT_PROC_RUNNER_H
+
+#include <signal.h>
+
+#define PROC_KILL_GRACE_S 5.0 /* SIGTERM, then SIGKILL this much later */
+
+struct proc_cmd {
+    char *const *argv;         /* argv[0] looked up in PATH when it has no '/' */
+    char *const *envp;
+    const char *cwd;           /* the child's working folder; NULL: ours */
+    const char *stdin_path;    /* opened for reading; NULL: ours */
+    const char *stdout_path;   /* created or truncated; NULL: ours */
+    const char *stderr_path;   /* created or truncated; NULL: ours */
+    const char *who;           /* names us in the child's "cannot run" line on its stderr */
+};
+
+struct proc_outcome {
+    int started;        /* fork and exec were attempted; 0: error says why not */
+    int exited, code;   /* a normal exit and its status (126: a file or cwd failed, 127: exec) */
+    int signaled, sig;
+    int timed_out;      /* the limit was reached and the process group was killed */
+    int interrupted;    /* *stop became nonzero and the process group was killed */
+    double wall_s;
+    char error[256];
+};
+
+/* Runs cmd; the paths in it are opened before the child changes to cwd. Stops it when
+ * timeout_s passes (<= 0: no limit) or *stop (NULL: never) becomes nonzero. */
+void proc_run(const struct proc_cmd *cmd, double timeout_s, volatile sig_atomic_t *stop,
+              struct proc_outcome *out);
+
+#endif

@@ -1,0 +1,91 @@
+/* cmd_run.c: `perfscope-report OUT` (cmd_run) and its quiet form for the other subcommands,
+ * run_summarize (run.h): the run model (runmodel.h) printed as the report, and written as
+ * OUT/run.json and OUT/report.md. It must write only through a temporary name and a rename
+ * (format/outfile.c), and never print before the whole model has been read and worked out. */
+#include "run.h"
+#include "runmodel.h"
+#include "outfile.h"
+#include "runfolder.h"
+#include "jsonl.h"
+#include "report.h"
+#include "textfile.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int write_outputs(const struct run_model *m, const char *markdown, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    cJSON *j = run_json(m);
+    if (!j) {
+        reader_error(err, errlen, m->dir, "out of memory");
+        return -1;
+    }
+    int rc = -1;
+    if (runfolder_path(path, sizeof path, m->dir, RUN_JSON, NULL, 0) != 0) {
+        reader_error(err, errlen, m->dir, "path too long");
+    } else {
+        /* A matrix arm's run.json holds the runner's facts, which the run folder does not:
+         * they are kept when the run is summarized again. */
+        cJSON *old = NULL;
+        char ignored[REPORT_ERR_MAX];
+        if (json_file_load(path, JSON_FILE_MAX_BYTES, 1, &old, ignored, sizeof ignored) == 0) {
+            cJSON *runner = cJSON_DetachItemFromObjectCaseSensitive(old, "runner");
+            if (cJSON_IsObject(runner))
+                cJSON_AddItemToObject(j, "runner", runner);
+            else
+                cJSON_Delete(runner);
+        }
+        cJSON_Delete(old);
+        if (outfile_write_json(path, j, err, errlen) == 0)
+            rc = 0;
+    }
+    cJSON_Delete(j);
+    if (rc != 0 || !markdown)
+        return rc;
+    if (runfolder_path(path, sizeof path, m->dir, RUN_REPORT_MD, NULL, 0) != 0) {
+        reader_error(err, errlen, m->dir, "path too long");
+        return -1;
+    }
+    return outfile_write_all(path, markdown, strlen(markdown), err, errlen);
+}
+
+int run_summarize(const char *dir, char *err, size_t errlen)
+{
+    struct run_model m;
+    int rc = run_model_load(dir, 0, &m, err, errlen);
+    if (rc == 0)
+        rc = write_outputs(&m, NULL, err, errlen);
+    run_model_free(&m);
+    return rc;
+}
+
+int cmd_run(const char *dir)
+{
+    char err[REPORT_ERR_MAX] = "";
+    struct run_model m;
+    int rc = run_model_load(dir, 1, &m, err, sizeof err);
+    char *md = NULL;
+    if (rc == 0) {
+        md = run_markdown(&m);
+        if (!md) {
+            reader_error(err, sizeof err, dir, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        /* The report is printed even when OUT cannot be written (a folder that is not ours):
+         * the write failure is then the one line on stderr, and the exit status 2. */
+        fputs(md, stdout);
+        fflush(stdout);
+        rc = write_outputs(&m, md, err, sizeof err);
+    }
+    free(md);
+    run_model_free(&m);
+    if (rc != 0) {
+        report_fail("%s", err);
+        return REPORT_BAD_INPUT;
+    }
+    return 0;
+}
