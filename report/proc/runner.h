@@ -1,4 +1,4 @@
-/* runner.h: the one process runner (DESIGN 7), for the matrix's arms today and `perfscope
+/* runner.h: the one process runner, for the matrix's arms today and `perfscope
  * record` tomorrow: a command (argv, environment, working folder, where its standard input,
  * output and error go) run as a fresh process in a process group of its own, to its end, with a
  * time limit and an interrupt that can stop it early. It knows nothing of run folders, shims or

@@ -1,4 +1,4 @@
-/* energy.h: energy domains of a run (DESIGN 5): each RAPL zone and each GPU's NVML counter as a
+/* energy.h: energy domains of a run (docs/report.md): each RAPL zone and each GPU's NVML counter as a
  * cumulative energy in joules over time, with its kind, whether it is added to the total, and
  * why not when it cannot be used.
  *

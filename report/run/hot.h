@@ -1,5 +1,5 @@
 /* hot.h: the report's reading of OUT/profile.json (struct hot_profile), the symbolizer's
- * per-group tables (DESIGN 4): per group the top rows by self and by inclusive time, and the
+ * per-group tables (docs/symbolize.md): per group the top rows by self and by inclusive time, and the
  * busiest thread. The symbolizer's own struct profile (symbolize/profile.h) is what it collects
  * from the samples; this is only what the report takes from its output.
  * Accepted: the reference harness's shape ({"samples","dropped","period_s","groups":{name:

@@ -1,6 +1,6 @@
 /* marginal.h: the energy of one phase group in one domain (or the total of the added domains),
  * and its marginal energy over the `idle` phases that bracket it (the method of the energy-window
- * script, DESIGN 5): per occurrence, idle power = the mean of the mean powers of the idle phase
+ * script, docs/report.md): per occurrence, idle power = the mean of the mean powers of the idle phase
  * just before and the one just after it (one side when only one exists), marginal = energy -
  * idle power x wall; for the group, the marginal power (summed marginal energy over the summed
  * wall of the bracketed occurrences) divided by the largest idle standard deviation used gives

@@ -1,4 +1,4 @@
-/* memory.h: GPU and host memory peaks of a run (DESIGN 5) from the counter readings.
+/* memory.h: GPU and host memory peaks of a run (docs/report.md) from the counter readings.
  *   - GPU, per device: the run's processes' memory (NVML usedGpuMemory summed by the shim,
  *     run_mem_mib); where NVML could not list processes on a device in any reading
  *     (procs_listed false), the device's memory used (mem_used_mib) stands in, for every reading

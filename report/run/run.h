@@ -1,6 +1,6 @@
 /* run.h: a run folder into its summary (cmd_run.c), for the report's subcommands and for other
  * tools: all the A/B judgement (ab/) takes from run/. run_summarize must never print.
- *   run_summarize: writes DIR/run.json (DESIGN 5 keys; temporary name, then rename) from what
+ *   run_summarize: writes DIR/run.json (docs/report.md keys; temporary name, then rename) from what
  *   the run folder holds, without symbolizing and without printing. 0, or -1 with one line in
  *   err naming the file and what is wrong.
  *   cmd_run: `perfscope-report OUT`: symbolizes when needed, prints the report, writes

@@ -1,4 +1,4 @@
-/* runjson.c: run.json of a run model (DESIGN 5): the reference harness's keys (status,
+/* runjson.c: run.json of a run model (docs/report.md): the reference harness's keys (status,
  * perturbed, machine_before, throughput.<group>.tokens_per_s, memory.gpu.peak_above_baseline_
  * total_mib and _max_device_mib, memory.host.anon_peak_mib, groups.<group>.wall_s,
  * energy.<group>_j_per_token) so its compare.py reads it unchanged, and the rest of what the
