@@ -51,13 +51,17 @@ $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 
 $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(call PKG,libdw libcjson zlib) -Isymbolize -c -o $@ $<
+	$(CC) $(CFLAGS) $(call PKG,libdw libcjson zlib) -c -o $@ $<
+
+# Each layer sees only the headers of the layers below it: format/ sees itself (CFLAGS), the
+# symbolizer format/ and symbolize/, the report all three and its own.
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard symbolize/*.c)): override CFLAGS += -Isymbolize
 
 # The report's objects depend on its own headers too (a changed struct must rebuild its users).
 # They name a header of another report/ folder by its folder ("run/run.h"), those of their own
 # folder and the shared helpers (report/util/) by their bare names, as they do format/'s.
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): $(REPORT_HDR)
-$(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): override CFLAGS += -Ireport -Ireport/util
+$(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): override CFLAGS += -Isymbolize -Ireport -Ireport/util
 
 $(SYMLIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(SYMLIB_SRC))
 	@rm -f $@
