@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "log.h"
 #include "sampler.h"
 #include "shim.h"
 

@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "counters/counters.h"
+#include "log.h"
 #include "markers.h"
 #include "meta.h"
 #include "sampler.h"

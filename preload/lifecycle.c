@@ -25,6 +25,7 @@
 #include "sampler.h"
 #include "shim.h"
 #include "writer.h"
+#include "xfsz.h"
 
 extern pid_t ps_pid;
 extern int ps_leader_fd, ps_inotify_fd, ps_wake_fd;

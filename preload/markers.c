@@ -15,7 +15,9 @@
 #include <cjson/cJSON.h>
 
 #include "counters/counters.h"
+#include "log.h"
 #include "shim.h"
+#include "xfsz.h"
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 

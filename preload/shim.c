@@ -25,20 +25,20 @@
 #include "counters/counters.h"
 #include "leader.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "markers.h"
 #include "meta.h"
 #include "ring.h"
 #include "sampler.h"
 #include "writer.h"
+#include "xfsz.h"
 
-struct ps_config ps_cfg;
 int ps_active;
 uint64_t ps_start_ns;
 _Atomic int ps_is_leader;
 pid_t ps_pid;
 extern int ps_owns_meta;
 
-static int out_ok;
 static pthread_key_t thread_key;
 static _Atomic int finished;
 
@@ -49,88 +49,13 @@ uint64_t ps_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void ps_path(char *buf, size_t size, const char *name)
-{
-    snprintf(buf, size, "%s/%s", ps_cfg.out_dir, name);
-}
-
-/* ---- the log ---- */
-
-/* Lines logged before the run folder is known wait here: the target's stderr gets at most
- * the one line saying the folder is unusable. */
-static char early[8][256];
-static int nearly, deciding = 1;
-
-static void log_v(const char *fmt, va_list ap)
-{
-    char line[1024];
-    int n = snprintf(line, sizeof line, "perfscope[%d]: ", (int)getpid());
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    if (m < 0)
-        return;
-    n += m;
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    int saved = errno;
-    if (deciding) {
-        if (nearly < 8)
-            snprintf(early[nearly++], sizeof early[0], "%.*s", n - 1, line);
-        errno = saved;
-        return;
-    }
-    if (out_ok) {
-        char path[PATH_MAX];
-        ps_path(path, sizeof path, "perfscope.log");
-        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            if (write(fd, line, (size_t)n) < 0) { /* nothing more to say */ }
-            ps_real_close(fd);
-        }
-    } else {
-        if (write(2, line, (size_t)n) < 0) { /* stderr gone: stay quiet */ }
-    }
-    errno = saved;
-}
-
-void ps_log(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    log_v(fmt, ap);
-    va_end(ap);
-}
-
-static pthread_mutex_t log_once_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
-
-void ps_log_once(const char *key, const char *fmt, ...)
-{
-    static char seen[256][48];
-    static int nseen;
-    pthread_mutex_lock(&log_once_lock);
-    for (int i = 0; i < nseen; i++)
-        if (strncmp(seen[i], key, sizeof seen[i] - 1) == 0) {
-            pthread_mutex_unlock(&log_once_lock);
-            return;
-        }
-    if (nseen == 256) { /* full: saying nothing beats saying it every time */
-        pthread_mutex_unlock(&log_once_lock);
-        return;
-    }
-    snprintf(seen[nseen++], sizeof seen[0], "%s", key);
-    pthread_mutex_unlock(&log_once_lock);
-    va_list ap;
-    va_start(ap, fmt);
-    log_v(fmt, ap);
-    va_end(ap);
-}
 
 /* A fork child has only the forking thread: locks another thread held at the fork are
  * reset, or the child's first log line or boundary would wait forever. */
 static void reset_locks_in_child(void)
 {
-    pthread_mutex_init(&log_once_lock, NULL);
+    log_after_fork();
     pthread_mutex_init(&listed_lock, NULL);
     markers_after_fork();
 }
@@ -146,105 +71,6 @@ static void atfork_child(void)
     shim_after_fork_child();
     ps_xfsz_release(&x);
     errno = saved;
-}
-
-/* ---- our writes on the target's threads ---- */
-
-/* A write of ours past the target's RLIMIT_FSIZE raises SIGXFSZ on the writing thread, whose
- * default kills the target. Around our writes on its threads the signal is held, and one that
- * our write raised is taken back. Async-signal-safe. */
-void ps_xfsz_hold(struct ps_xfsz *x)
-{
-    sigset_t xfsz, pending;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &x->saved);
-    x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-}
-
-void ps_xfsz_release(const struct ps_xfsz *x)
-{
-    sigset_t xfsz, pending;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    if (!x->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
-        struct timespec zero = { 0, 0 };
-        sigtimedwait(&xfsz, NULL, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &x->saved, NULL);
-}
-
-/* ---- configuration ---- */
-
-static long env_long(const char *name, const char *alt, long def, long lo, long hi)
-{
-    const char *v = getenv(name);
-    if ((!v || !*v) && alt)
-        v = getenv(alt);
-    if (!v || !*v)
-        return def;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || *end || x < lo || x > hi) {
-        ps_log("%s=%s is not a number in %ld..%ld; using %ld", name, v, lo, hi, def);
-        return def;
-    }
-    return x;
-}
-
-static void absolute(char *dst, size_t size, const char *path)
-{
-    if (path[0] == '/') {
-        snprintf(dst, size, "%s", path);
-        return;
-    }
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd))
-        snprintf(cwd, sizeof cwd, ".");
-    snprintf(dst, size, "%s/%s", cwd, path);
-}
-
-static void read_config(void)
-{
-    const char *out = getenv("PERFSCOPE_OUT");
-    const char *prefix = getenv("LLMPERFSCOPE_CPUPROF_OUT");
-    if (out && *out) {
-        absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, out);
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
-    } else if (prefix && *prefix) {
-        /* The reference harness names a file prefix; its folder is the run folder. */
-        absolute(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, prefix);
-        snprintf(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "%s", ps_cfg.file_prefix);
-        char *slash = strrchr(ps_cfg.out_dir, '/');
-        if (slash && slash != ps_cfg.out_dir)
-            *slash = 0;
-    } else {
-        absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "perfscope-out");
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
-    }
-    ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
-    const char *clock = getenv("PERFSCOPE_CLOCK");
-    ps_cfg.clock = PS_CLOCK_AUTO;
-    if (clock && strcmp(clock, "perf") == 0)
-        ps_cfg.clock = PS_CLOCK_PERF;
-    else if (clock && strcmp(clock, "timer") == 0)
-        ps_cfg.clock = PS_CLOCK_TIMER;
-    else if (clock && *clock && strcmp(clock, "auto") != 0)
-        ps_log("PERFSCOPE_CLOCK=%s is not perf, timer or auto; using auto", clock);
-    const char *unwind = getenv("PERFSCOPE_UNWIND");
-    ps_cfg.unwind = unwind && strcmp(unwind, "fp") == 0 ? PS_UNWIND_FP : PS_UNWIND_LIBUNWIND;
-    if (unwind && *unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "libunwind") != 0)
-        ps_log("PERFSCOPE_UNWIND=%s is not libunwind or fp; using libunwind", unwind);
-    ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);
-    ps_cfg.counter_ms = (int)env_long("PERFSCOPE_COUNTER_MS", NULL, 100, 0, 3600000);
-    const char *markers = getenv("LLMPERFSCOPE_MARKERS");
-    if (markers && *markers)
-        absolute(ps_cfg.markers, sizeof ps_cfg.markers, markers);
-    const char *pc = getenv("PERFSCOPE_POWERCAP_ROOT");
-    snprintf(ps_cfg.powercap_root, sizeof ps_cfg.powercap_root, "%s", pc && *pc ? pc : "/sys/class/powercap");
-    const char *nvml = getenv("PERFSCOPE_NVML");
-    snprintf(ps_cfg.nvml_path, sizeof ps_cfg.nvml_path, "%s", nvml && *nvml ? nvml : "libnvidia-ml.so.1");
 }
 
 static int make_dirs(const char *path)
@@ -645,34 +471,20 @@ static void start_sampling(void)
     adopt_existing_threads();
 }
 
-/* Our own variables hold absolute paths from here on, so children that start in another
- * working directory (exec after chdir, posix_spawn, system) write into the same run folder. */
-static void export_absolute(const char *name, const char *abs)
-{
-    const char *v = getenv(name);
-    if (v && *v && v[0] != '/')
-        setenv(name, abs, 1);
-}
-
 static void start(void)
 {
     ps_start_ns = ps_now_ns();
     ps_pid = getpid();
-    read_config();
+    config_read();
     int dir_rc = make_dirs(ps_cfg.out_dir);
     int dir_errno = errno;
-    deciding = 0;
+    log_start(dir_rc == 0);
     if (dir_rc != 0) {
         ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(dir_errno));
         return;
     }
-    out_ok = 1;
     ps_path(procs_path, sizeof procs_path, "procs.jsonl");
-    for (int i = 0; i < nearly; i++)
-        ps_log("%s", early[i] + strcspn(early[i], ":") + 2);
-    export_absolute("PERFSCOPE_OUT", ps_cfg.out_dir);
-    export_absolute("LLMPERFSCOPE_MARKERS", ps_cfg.markers);
-    export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
+    config_export_absolute();
     ps_active = 1;
     pthread_key_create(&thread_key, thread_key_destructor);
     pthread_atfork(NULL, NULL, atfork_child);

@@ -11,45 +11,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "config.h"
+
 #define PS_API __attribute__((visibility("default")))
-
-enum ps_clock { PS_CLOCK_AUTO, PS_CLOCK_PERF, PS_CLOCK_TIMER };
-enum ps_unwind { PS_UNWIND_LIBUNWIND, PS_UNWIND_FP };
-
-struct ps_config {
-    char out_dir[PATH_MAX];      /* PERFSCOPE_OUT, or the folder of LLMPERFSCOPE_CPUPROF_OUT */
-    char file_prefix[PATH_MAX];  /* "<out>/cpuprof": sample files are <prefix>.<pid>[.<n>].bin */
-    int hz;                      /* requested samples per CPU second; 0: no stack sampling */
-    enum ps_clock clock;         /* as asked */
-    enum ps_unwind unwind;
-    int max_frames;              /* 1..256 */
-    int counter_ms;              /* 0: no periodic counter reads */
-    char markers[PATH_MAX];      /* LLMPERFSCOPE_MARKERS, "" when unset */
-    char powercap_root[PATH_MAX];
-    char nvml_path[PATH_MAX];
-};
-
-extern struct ps_config ps_cfg;
 
 /* CLOCK_MONOTONIC in ns; async-signal-safe (vDSO). */
 uint64_t ps_now_ns(void);
-
-/* One line into <out>/perfscope.log (stderr when the folder is unusable). Not for the handler. */
-void ps_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same, at most once per distinct key for the life of the process. */
-void ps_log_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Around the shim's writes on the target's threads: SIGXFSZ held, and taken back if our write
- * raised it (async-signal-safe). */
-struct ps_xfsz {
-    sigset_t saved;
-    int was_pending;
-};
-void ps_xfsz_hold(struct ps_xfsz *x);
-void ps_xfsz_release(const struct ps_xfsz *x);
-
-/* "<out>/<name>" into buf. */
-void ps_path(char *buf, size_t size, const char *name);
 
 /* Pids of the run's live processes (from procs.jsonl), at most max; returns the count. */
 int ps_run_pids(pid_t *pids, int max);

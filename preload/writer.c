@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "leader.h"
+#include "log.h"
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "config.h"
+#include "log.h"
 #include "counters/counters.h"
 #include "counters/parts.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "log.h"
 #include "counters/parts.h"
 
 /* RssAnon of pid in KiB into *kib: 0, or -1 with errno: ENOENT/ESRCH when the process is gone

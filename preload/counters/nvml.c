@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "config.h"
+#include "log.h"
 #include "counters/parts.h"
 
 /* NVML's own types and values (nvml.h), declared here so no header is needed. */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "shim.h"
+#include "log.h"
 #include "counters/parts.h"
 
 #define MAX_ZONES 64
