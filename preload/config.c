@@ -78,6 +78,8 @@ void config_read(void)
     ps_cfg.unwind = unwind && strcmp(unwind, "fp") == 0 ? PS_UNWIND_FP : PS_UNWIND_LIBUNWIND;
     if (unwind && *unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "libunwind") != 0)
         ps_log("PERFSCOPE_UNWIND=%s is not libunwind or fp; using libunwind", unwind);
+    const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
+    ps_cfg.unwind_fast = !(fast && strcmp(fast, "0") == 0);
     ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);
     ps_cfg.counter_ms = (int)env_long("PERFSCOPE_COUNTER_MS", NULL, 100, 0, 3600000);
     const char *markers = getenv("LLMPERFSCOPE_MARKERS");

@@ -17,6 +17,7 @@ struct ps_config {
     int hz;                      /* requested samples per CPU second; 0: no stack sampling */
     enum ps_clock clock;         /* as asked */
     enum ps_unwind unwind;
+    int unwind_fast;             /* PERFSCOPE_UNWIND_FAST: libunwind's caching tracer; 0: step by step */
     int max_frames;              /* 1..256 */
     int counter_ms;              /* 0: no periodic counter reads */
     char markers[PATH_MAX];      /* LLMPERFSCOPE_MARKERS, "" when unset */

@@ -38,7 +38,6 @@ int ps_timer_cookie;
 
 static struct sigaction target_action; /* what the target asked for SIGPROF */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
-static int unwind_fast;
 static _Atomic int installed;
 
 #define PS_FD_BITS 65536
@@ -246,7 +245,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     } else {
         ps_guard_depth++;
         ps_in_unwind++;
-        rec->nframes = unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
+        rec->nframes = ps_cfg.unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
         ps_in_unwind--;
         ps_guard_depth--;
     }
@@ -307,9 +306,7 @@ int sampler_install(void)
             ;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     dl_iterate_phdr(find_loader, &base);
-    const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
-    unwind_fast = !(fast && strcmp(fast, "0") == 0);
-    if (unwind_fast) {
+    if (ps_cfg.unwind_fast) {
         void *warm[8];
         unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
     }
