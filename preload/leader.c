@@ -25,6 +25,7 @@
 #include "log.h"
 #include "markers.h"
 #include "meta.h"
+#include "procs.h"
 #include "sampler.h"
 #include "shim.h"
 

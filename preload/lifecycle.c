@@ -24,10 +24,10 @@
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
+#include "threads.h"
 #include "writer.h"
 #include "xfsz.h"
 
-extern pid_t ps_pid;
 extern int ps_leader_fd, ps_inotify_fd, ps_wake_fd;
 
 #define REAL(name) real_##name
@@ -72,7 +72,7 @@ static void *thread_trampoline(void *p)
 {
     struct start_args a = *(struct start_args *)p;
     free(p);
-    shim_thread_started();
+    threads_started();
     return a.fn(a.arg);
 }
 
@@ -99,7 +99,7 @@ PS_API int pthread_setname_np(pthread_t thread, const char *name)
     RESOLVE(pthread_setname_np);
     int rc = real_pthread_setname_np(thread, name);
     if (rc == 0)
-        shim_thread_named(thread, name);
+        threads_named(thread, name);
     return rc;
 }
 

@@ -5,8 +5,6 @@
 #include <pthread.h>
 
 /* shim.c */
-void shim_thread_started(void);
-void shim_thread_named(pthread_t thread, const char *name);
 void shim_after_fork_child(void);
 void shim_finish(const char *status);
 void shim_finish_signal_safe(const char *status);

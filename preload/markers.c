@@ -16,6 +16,7 @@
 
 #include "counters/counters.h"
 #include "log.h"
+#include "procs.h"
 #include "shim.h"
 #include "xfsz.h"
 

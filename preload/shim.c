@@ -28,8 +28,10 @@
 #include "log.h"
 #include "markers.h"
 #include "meta.h"
+#include "procs.h"
 #include "ring.h"
 #include "sampler.h"
+#include "threads.h"
 #include "writer.h"
 #include "xfsz.h"
 
@@ -39,7 +41,6 @@ _Atomic int ps_is_leader;
 pid_t ps_pid;
 extern int ps_owns_meta;
 
-static pthread_key_t thread_key;
 static _Atomic int finished;
 
 uint64_t ps_now_ns(void)
@@ -49,14 +50,12 @@ uint64_t ps_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
-
 /* A fork child has only the forking thread: locks another thread held at the fork are
  * reset, or the child's first log line or boundary would wait forever. */
 static void reset_locks_in_child(void)
 {
     log_after_fork();
-    pthread_mutex_init(&listed_lock, NULL);
+    procs_after_fork();
     markers_after_fork();
 }
 
@@ -93,226 +92,6 @@ static int make_dirs(const char *path)
         return -1;
     }
     return access(buf, W_OK | X_OK);
-}
-
-/* ---- the run's processes (procs.jsonl) ---- */
-
-static void procs_line(const char *event, const char *status)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return;
-    cJSON_AddNumberToObject(o, "pid", (double)getpid());
-    cJSON_AddNumberToObject(o, "ppid", (double)getppid());
-    cJSON_AddStringToObject(o, "event", event);
-    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
-    if (status)
-        cJSON_AddStringToObject(o, "status", status);
-    if (strcmp(event, "start") == 0) {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-            exe[n] = 0;
-            cJSON_AddStringToObject(o, "exe", exe);
-        }
-        if (writer_files_ok())
-            cJSON_AddStringToObject(o, "samples", strrchr(ps_bin_path, '/') + 1);
-    }
-    markers_append_jsonl("procs.jsonl", o);
-    cJSON_Delete(o);
-}
-
-/* Made at start: the fatal path may run on a small alternate signal stack. */
-static char procs_path[PATH_MAX];
-
-/* The fatal-signal path's exit line: built by hand, no allocation. */
-static void procs_exit_line_signal_safe(const char *status)
-{
-    char line[160], num[24];
-    size_t n = 0;
-    const char *parts[] = { "{\"pid\":", NULL, ",\"event\":\"exit\",\"status\":\"", status, "\"}\n" };
-    long v = (long)getpid();
-    int k = 0;
-    char rev[24];
-    do {
-        rev[k++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < k; i++)
-        num[i] = rev[k - 1 - i];
-    num[k] = 0;
-    parts[1] = num;
-    for (int i = 0; i < 5; i++) {
-        size_t l = strlen(parts[i]);
-        if (n + l >= sizeof line)
-            return;
-        memcpy(line + n, parts[i], l);
-        n += l;
-    }
-    int fd = open(procs_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd >= 0) {
-        if (write(fd, line, n) < 0) { /* nothing to do */ }
-        ps_real_close(fd);
-    }
-}
-
-/* The run's processes as procs.jsonl lists them (started, not exited), parsed again only when
- * the file changed: the leader asks at every counter read. */
-static pid_t listed[256];
-static int nlisted;
-static struct stat listed_st;
-
-static void parse_procs(const char *path)
-{
-    nlisted = 0;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        cJSON *o = cJSON_Parse(line);
-        if (!o)
-            continue;
-        cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
-        cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-        if (cJSON_IsNumber(pid) && cJSON_IsString(ev)) {
-            pid_t p = (pid_t)pid->valuedouble;
-            int at = -1;
-            for (int i = 0; i < nlisted; i++)
-                if (listed[i] == p)
-                    at = i;
-            if (strcmp(ev->valuestring, "exit") == 0) {
-                if (at >= 0)
-                    listed[at] = listed[--nlisted];
-            } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {
-                listed[nlisted++] = p;
-            }
-        }
-        cJSON_Delete(o);
-    }
-    fclose(f);
-}
-
-int ps_run_pids(pid_t *pids, int max)
-{
-    char path[PATH_MAX];
-    ps_path(path, sizeof path, "procs.jsonl");
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    pthread_mutex_lock(&listed_lock);
-    if (st.st_size != listed_st.st_size || st.st_ino != listed_st.st_ino ||
-        st.st_mtim.tv_sec != listed_st.st_mtim.tv_sec || st.st_mtim.tv_nsec != listed_st.st_mtim.tv_nsec) {
-        parse_procs(path);
-        listed_st = st;
-    }
-    int alive = 0;
-    for (int i = 0; i < nlisted && alive < max; i++)
-        if (kill(listed[i], 0) == 0 || errno == EPERM)
-            pids[alive++] = listed[i];
-    pthread_mutex_unlock(&listed_lock);
-    return alive;
-}
-
-/* ---- threads ---- */
-
-static void thread_key_destructor(void *v)
-{
-    struct ps_thread *t = v;
-    if (!t || getpid() != ps_pid)
-        return;
-    /* No SIGPROF may run on this thread once its ring is handed back. */
-    sigset_t prof;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, NULL);
-    clock_disarm(t);
-    thread_set_self(NULL);
-    atomic_store(&t->state, PS_T_EXITED);
-}
-
-static void stack_bounds(struct ps_thread *t)
-{
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return;
-    void *addr;
-    size_t size;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        t->stack_lo = (uintptr_t)addr;
-        t->stack_hi = (uintptr_t)addr + size;
-    }
-    pthread_attr_destroy(&attr);
-}
-
-void shim_thread_started(void)
-{
-    if (!ps_active || ps_cfg.hz <= 0 || !sampler_installed() || getpid() != ps_pid)
-        return;
-    ps_guard_enter();
-    struct ps_thread *t = thread_claim(ps_gettid());
-    if (t) {
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
-        stack_bounds(t);
-        if (!t->ring) {
-            atomic_store(&t->state, PS_T_FREE);
-        } else {
-            atomic_store(&t->state, PS_T_LIVE);
-            thread_set_self(t);
-            pthread_setspecific(thread_key, t);
-            clock_arm(t, 1);
-        }
-    } else {
-        ps_log_once("threads", "more than %d threads: later threads are not sampled", PS_MAX_THREADS);
-    }
-    ps_guard_leave();
-}
-
-void shim_thread_named(pthread_t thread, const char *name)
-{
-    if (!ps_active || !name)
-        return;
-    pid_t tid = 0;
-    if (pthread_equal(thread, pthread_self()))
-        tid = ps_gettid();
-    else
-        return; /* another thread's name is picked up from /proc by the writer */
-    struct ps_thread *t = thread_self();
-    if (t && t->tid == tid) {
-        char buf[16] = { 0 };
-        strncpy(buf, name, 15);
-        memcpy(t->comm, buf, 16);
-        t->comm_checked_ns = ps_now_ns();
-    }
-}
-
-/* Threads already running when the shim starts (a library constructor started them). */
-static void adopt_existing_threads(void)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task");
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    struct dirent *e;
-    pid_t self = ps_gettid();
-    while ((e = readdir(d)) != NULL) {
-        pid_t tid = (pid_t)atoi(e->d_name);
-        if (tid <= 0 || tid == self)
-            continue;
-        struct ps_thread *t = thread_claim(tid);
-        if (!t)
-            break;
-        t->foreign = 1;
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
-        if (!t->ring) {
-            atomic_store(&t->state, PS_T_FREE);
-            continue;
-        }
-        atomic_store(&t->state, PS_T_LIVE);
-        clock_arm(t, 0);
-    }
-    closedir(d);
 }
 
 /* ---- fatal signals ---- */
@@ -467,8 +246,8 @@ static void start_sampling(void)
         ps_log("cannot install the SIGPROF handler (%s): stack samples are off", strerror(errno));
         return;
     }
-    shim_thread_started();
-    adopt_existing_threads();
+    threads_started();
+    threads_adopt_existing();
 }
 
 static void start(void)
@@ -483,10 +262,10 @@ static void start(void)
         ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(dir_errno));
         return;
     }
-    ps_path(procs_path, sizeof procs_path, "procs.jsonl");
+    procs_start();
     config_export_absolute();
     ps_active = 1;
-    pthread_key_create(&thread_key, thread_key_destructor);
+    threads_setup();
     pthread_atfork(NULL, NULL, atfork_child);
     if (ps_cfg.hz <= 0)
         clock_setup();
@@ -506,18 +285,7 @@ void shim_after_fork_child(void)
     ps_pid = getpid();
     atomic_store(&finished, 0);
     atomic_store(&fatal_once, 0);
-    thread_set_self(NULL);
-    int used = atomic_load(&ps_threads_used);
-    for (int i = 0; i < used; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        if (atomic_load(&t->state) == PS_T_FREE)
-            continue;
-        clock_forget_inherited(t);
-        ring_free(t->ring);
-        t->ring = NULL;
-        atomic_store(&t->state, PS_T_FREE);
-    }
-    atomic_store(&ps_threads_used, 0);
+    threads_forget_after_fork();
     atomic_store(&ps_samples_taken, 0);
     atomic_store(&ps_signals_taken, 0);
     atomic_store(&ps_samples_no_libunwind, 0);
@@ -526,7 +294,7 @@ void shim_after_fork_child(void)
     leader_forget_after_fork();
     if (ps_cfg.hz > 0 && sampler_installed() && writer_open_files() == 0) {
         writer_maps_snapshot(0);
-        shim_thread_started();
+        threads_started();
     }
     procs_line("start", NULL);
     leader_start();

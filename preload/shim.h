@@ -18,9 +18,6 @@
 /* CLOCK_MONOTONIC in ns; async-signal-safe (vDSO). */
 uint64_t ps_now_ns(void);
 
-/* Pids of the run's live processes (from procs.jsonl), at most max; returns the count. */
-int ps_run_pids(pid_t *pids, int max);
-
 /* The C library's own functions behind the ones lifecycle.c wraps (the shim's internal calls
  * must never go through its own wrappers). Resolved on first use. */
 #include <signal.h>
@@ -33,6 +30,8 @@ extern uint64_t ps_start_ns;
 
 /* Set when the shim is working in this process (sampling or leader duties). */
 extern int ps_active;
+/* The process the shim's state belongs to: a vfork child (getpid() differs) must leave it alone. */
+extern pid_t ps_pid;
 /* Whether this process is the run's leader now. */
 extern _Atomic int ps_is_leader;
 
