@@ -31,7 +31,7 @@
 
 int ps_leader_fd = -1;
 int ps_inotify_fd = -1;
-int ps_owns_meta; /* this process started the run: it writes meta.json's status at exit */
+static int owns_meta; /* this process started the run: it writes meta.json's status at exit */
 
 int ps_wake_fd = -1; /* eventfd: leader_stop wakes the watcher out of poll at once */
 static pthread_t watcher;
@@ -172,7 +172,7 @@ static void *watcher_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     /* meta.json's machine scan reads all of /proc: on this thread, not the target's. */
-    if (ps_owns_meta && !meta_written())
+    if (owns_meta && !meta_written())
         meta_write_start();
     counters_open();
     watch_markers();
@@ -243,12 +243,12 @@ static int lock_leader(int takeover)
         return 0;
     state_read(&state);
     if (state.first_pid == (long)getpid()) {
-        ps_owns_meta = 1; /* our own earlier image, before an exec: carry on */
+        owns_meta = 1; /* our own earlier image, before an exec: carry on */
     } else if (!takeover && (state.first_pid == 0 || !others_alive())) {
         /* A new run (or a stale folder): start from the top of the markers file. */
         memset(&state, 0, sizeof state);
         state.first_pid = getpid();
-        ps_owns_meta = 1;
+        owns_meta = 1;
     }
     state_write(&state);
     line_start = state.offset;
@@ -319,8 +319,13 @@ void leader_forget_after_fork(void)
         *ours[i] = -1;
     }
     watcher_running = 0;
-    ps_owns_meta = 0;
+    owns_meta = 0;
     atomic_store(&ps_is_leader, 0);
     partial_len = 0;
     partial_overlong = 0;
+}
+
+int leader_owns_meta(void)
+{
+    return owns_meta;
 }

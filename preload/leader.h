@@ -15,5 +15,8 @@ void leader_stop(void);
 void leader_resume(void);
 /* In a fork child: the parent leads, not us. */
 void leader_forget_after_fork(void);
+/* This process started the run (or is its exec'd image): it writes meta.json's status at exit.
+ * Async-signal-safe. */
+int leader_owns_meta(void);
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fatal.h"
 #include "leader.h"
 #include "ring.h"
 #include "sampler.h"
@@ -488,26 +489,6 @@ PS_API int dup3(int oldfd, int newfd, int flags)
 
 /* ---- signal dispositions ---- */
 
-static _Atomic uint64_t fatal_owned; /* signals whose SIG_DFL we stand in for */
-static struct sigaction fatal_target[65];
-
-void lifecycle_own_fatal(int sig)
-{
-    memset(&fatal_target[sig], 0, sizeof fatal_target[sig]);
-    fatal_target[sig].sa_handler = SIG_DFL;
-    atomic_fetch_or(&fatal_owned, 1ull << sig);
-}
-
-void lifecycle_forget_fatal(int sig)
-{
-    atomic_fetch_and(&fatal_owned, ~(1ull << sig));
-}
-
-static int owns_fatal(int sig)
-{
-    return sig > 0 && sig < 64 && ((atomic_load(&fatal_owned) >> sig) & 1);
-}
-
 PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     RESOLVE(sigaction);
@@ -525,24 +506,11 @@ PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
             sampler_set_target_action(&want);
         return 0;
     }
-    if (owns_fatal(sig)) {
-        if (old)
-            *old = fatal_target[sig];
-        if (!act)
-            return 0;
-        if (!(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL) {
-            fatal_target[sig] = want;
-            return 0;
-        }
-        /* The target takes the signal over: it is its own business from now on. */
-        int rc = real_sigaction(sig, &want, NULL);
-        if (rc == 0)
-            lifecycle_forget_fatal(sig);
-        return rc;
-    }
+    if (fatal_owns(sig))
+        return fatal_sigaction(sig, act ? &want : NULL, old);
     int rc = real_sigaction(sig, act ? &want : NULL, old);
-    if (rc == 0 && act && shim_is_fatal_signal(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
-        shim_install_fatal(sig); /* back to the default: we stand in for it again */
+    if (rc == 0 && act && fatal_signal_listed(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
+        fatal_install(sig); /* back to the default: we stand in for it again */
     return rc;
 }
 

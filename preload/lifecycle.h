@@ -4,18 +4,8 @@
 
 #include <pthread.h>
 
-/* shim.c */
-void shim_after_fork_child(void);
-void shim_finish(const char *status);
-void shim_finish_signal_safe(const char *status);
-void shim_resume_after_failed_exec(void);
-int shim_is_fatal_signal(int sig);
-void shim_install_fatal(int sig);
-
 /* lifecycle.c */
 int lifecycle_exit_code(int *code);
-void lifecycle_own_fatal(int sig);
-void lifecycle_forget_fatal(int sig);
 int lifecycle_fd_is_ours(int fd);
 
 #endif

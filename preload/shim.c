@@ -23,6 +23,7 @@
 
 #include "clock.h"
 #include "counters/counters.h"
+#include "fatal.h"
 #include "leader.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -39,7 +40,6 @@ int ps_active;
 uint64_t ps_start_ns;
 _Atomic int ps_is_leader;
 pid_t ps_pid;
-extern int ps_owns_meta;
 
 static _Atomic int finished;
 
@@ -58,8 +58,6 @@ static void reset_locks_in_child(void)
     procs_after_fork();
     markers_after_fork();
 }
-
-void shim_after_fork_child(void);
 
 static void atfork_child(void)
 {
@@ -94,78 +92,6 @@ static int make_dirs(const char *path)
     return access(buf, W_OK | X_OK);
 }
 
-/* ---- fatal signals ---- */
-
-static const int fatal_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGSEGV, SIGBUS, SIGPIPE,
-                                     SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGSYS };
-static _Atomic int fatal_once;
-
-static const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGFPE: return "SIGFPE";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    case SIGPROF: return "SIGPROF";
-    case SIGKILL: return "SIGKILL";
-    default: return "signal";
-    }
-}
-
-int shim_is_fatal_signal(int sig)
-{
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        if (fatal_signals[i] == sig)
-            return 1;
-    return 0;
-}
-
-static void on_fatal(int sig, siginfo_t *si, void *uc)
-{
-    (void)si;
-    (void)uc;
-    int saved = errno;
-    if (getpid() == ps_pid && !atomic_exchange(&fatal_once, 1)) {
-        char status[32] = "signal ";
-        strcat(status, signal_name(sig));
-        shim_finish_signal_safe(status);
-    }
-    /* The target's own disposition for this signal is the default: restore it and let the
-     * signal do what it would have done. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    ps_real_sigaction(sig, &dfl, NULL);
-    lifecycle_forget_fatal(sig);
-    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig); /* not the cached tid: a vfork child shares it */
-    errno = saved;
-}
-
-void shim_install_fatal(int sig)
-{
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fatal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    if (ps_real_sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
-        if (ps_real_sigaction(sig, &sa, NULL) == 0)
-            lifecycle_own_fatal(sig);
-}
-
 /* ---- start and finish ---- */
 
 static double sampled_cpu_s(void)
@@ -197,7 +123,7 @@ void shim_finish(const char *status)
         ps_log("%llu samples arrived on threads without a buffer and were dropped", (unsigned long long)orphans);
     int exec = strcmp(status, "exec") == 0;
     procs_line(exec ? "exec" : "exit", exec ? NULL : status);
-    if (ps_owns_meta && !exec)
+    if (leader_owns_meta() && !exec)
         meta_write_exit(status, sampled_cpu_s());
     counters_close();
     ps_xfsz_release(&x);
@@ -210,15 +136,7 @@ void shim_finish_signal_safe(const char *status)
 {
     if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
         return;
-    ps_guard_enter();
-    struct ps_xfsz x;
-    ps_xfsz_hold(&x);
-    writer_flush(1);
-    if (ps_owns_meta)
-        meta_rewrite_status(status);
-    procs_exit_line_signal_safe(status);
-    ps_xfsz_release(&x);
-    ps_guard_leave();
+    fatal_finish(status);
 }
 
 /* exec failed: the image goes on, so sampling does too. */
@@ -272,8 +190,7 @@ static void start(void)
     start_sampling();
     procs_line("start", NULL);
     leader_start();
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        shim_install_fatal(fatal_signals[i]);
+    fatal_install_all();
     writer_start();
 }
 
@@ -284,7 +201,7 @@ void shim_after_fork_child(void)
         return;
     ps_pid = getpid();
     atomic_store(&finished, 0);
-    atomic_store(&fatal_once, 0);
+    fatal_after_fork();
     threads_forget_after_fork();
     atomic_store(&ps_samples_taken, 0);
     atomic_store(&ps_signals_taken, 0);

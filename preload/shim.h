@@ -25,6 +25,16 @@ int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 int ps_real_close(int fd);
 int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 
+/* What the wrappers and handlers ask of the orchestrator (shim.c). */
+/* In a fork child (pthread_atfork): new files, new timers, new writer. */
+void shim_after_fork_child(void);
+/* The one way out: exit, exec ("exec"), return from main; flushes and joins. */
+void shim_finish(const char *status);
+/* The way out from a signal handler or _exit: once, async-signal-safe (fatal_finish). */
+void shim_finish_signal_safe(const char *status);
+/* exec failed: the image goes on, so sampling does too. */
+void shim_resume_after_failed_exec(void);
+
 /* CLOCK_MONOTONIC when the shim started in this image. */
 extern uint64_t ps_start_ns;
 
