@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "interpose.h"
 #include "leader.h"
 #include "meta.h"
 #include "procs.h"

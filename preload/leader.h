@@ -18,5 +18,10 @@ void leader_forget_after_fork(void);
 /* This process started the run (or is its exec'd image): it writes meta.json's status at exit.
  * Async-signal-safe. */
 int leader_owns_meta(void);
+/* Whether this process is the run's leader now. */
+int leader_is_us(void);
+/* The target wants descriptor number fd (dup2/dup3 onto it): if it is one the leader holds,
+ * ours moves to another number first (fds.c's make_room). */
+void leader_relocate_fd(int fd);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fds.h"
 #include "shim.h"
 
 static int out_ok;

@@ -15,6 +15,9 @@
 #include <cjson/cJSON.h>
 
 #include "counters/counters.h"
+#include "config.h"
+#include "fds.h"
+#include "leader.h"
 #include "log.h"
 #include "procs.h"
 #include "shim.h"
@@ -203,14 +206,14 @@ static void api_boundary(const char *name, const char *event, long long tokens)
     int saved = errno;
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
-    if (atomic_load(&ps_is_leader) || !ps_cfg.markers[0]) {
+    if (leader_is_us() || !ps_cfg.markers[0]) {
         cJSON *attrs = cJSON_CreateObject();
         if (tokens >= 0) {
             char v[32];
             snprintf(v, sizeof v, "%lld", tokens);
             cJSON_AddStringToObject(attrs, "tokens", v);
         }
-        markers_record(now, name, event, attrs, "api", "api", 0, atomic_load(&ps_is_leader));
+        markers_record(now, name, event, attrs, "api", "api", 0, leader_is_us());
     } else {
         /* A follower hands the boundary to the leader through the markers file, with its own
          * time, so the leader reads the counters and keeps one ordered record. */

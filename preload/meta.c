@@ -18,6 +18,8 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
+#include "config.h"
+#include "fds.h"
 #include "machine.h"
 #include "sampler.h"
 #include "shim.h"

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "fds.h"
 #include "markers.h"
 #include "shim.h"
 #include "writer.h"

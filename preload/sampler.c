@@ -20,6 +20,9 @@
 #include <sys/ioctl.h>
 
 #include "clock.h"
+#include "config.h"
+#include "fds.h"
+#include "interpose.h"
 #include "ring.h"
 #include "shim.h"
 
@@ -40,26 +43,6 @@ static struct sigaction target_action; /* what the target asked for SIGPROF */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static _Atomic int installed;
 
-#define PS_FD_BITS 65536
-static _Atomic uint64_t perf_fd_bits[PS_FD_BITS / 64];
-
-void sampler_mark_perf_fd(int fd, int ours)
-{
-    if (fd < 0 || fd >= PS_FD_BITS)
-        return;
-    uint64_t bit = 1ull << (fd % 64);
-    if (ours)
-        atomic_fetch_or(&perf_fd_bits[fd / 64], bit);
-    else
-        atomic_fetch_and(&perf_fd_bits[fd / 64], ~bit);
-}
-
-int lifecycle_fd_is_ours(int fd)
-{
-    return fd >= 0 && fd < PS_FD_BITS &&
-           (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
-}
-
 static int is_our_signal(int sig, const siginfo_t *si)
 {
     if (sig == SIGTRAP)
@@ -68,9 +51,7 @@ static int is_our_signal(int sig, const siginfo_t *si)
         return si->si_value.sival_ptr == &ps_timer_cookie;
     if (si->si_code == POLL_IN || si->si_code == POLL_HUP || si->si_code == POLL_MSG ||
         si->si_code == POLL_ERR || si->si_code == POLL_PRI || si->si_code == POLL_OUT) {
-        int fd = si->si_fd;
-        return fd >= 0 && fd < PS_FD_BITS &&
-               (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+        return fds_is_ours(si->si_fd);
     }
     return 0;
 }

@@ -23,9 +23,10 @@
 
 #include "clock.h"
 #include "counters/counters.h"
+#include "config.h"
 #include "fatal.h"
 #include "leader.h"
-#include "lifecycle.h"
+#include "interpose.h"
 #include "log.h"
 #include "markers.h"
 #include "meta.h"
@@ -38,7 +39,6 @@
 
 int ps_active;
 uint64_t ps_start_ns;
-_Atomic int ps_is_leader;
 pid_t ps_pid;
 
 static _Atomic int finished;
@@ -238,7 +238,7 @@ __attribute__((destructor)) static void perfscope_fini(void)
     char status[32] = "ok";
     int code;
     /* The status the parent sees is the low 8 bits: exit(256) is a success. */
-    if (lifecycle_exit_code(&code) && (code & 0xff) != 0)
+    if (interpose_exit_code(&code) && (code & 0xff) != 0)
         snprintf(status, sizeof status, "exit %d", code & 0xff);
     shim_finish(status);
     errno = saved;

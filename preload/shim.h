@@ -18,13 +18,6 @@
 /* CLOCK_MONOTONIC in ns; async-signal-safe (vDSO). */
 uint64_t ps_now_ns(void);
 
-/* The C library's own functions behind the ones lifecycle.c wraps (the shim's internal calls
- * must never go through its own wrappers). Resolved on first use. */
-#include <signal.h>
-int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int ps_real_close(int fd);
-int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
-
 /* What the wrappers and handlers ask of the orchestrator (shim.c). */
 /* In a fork child (pthread_atfork): new files, new timers, new writer. */
 void shim_after_fork_child(void);
@@ -42,7 +35,5 @@ extern uint64_t ps_start_ns;
 extern int ps_active;
 /* The process the shim's state belongs to: a vfork child (getpid() differs) must leave it alone. */
 extern pid_t ps_pid;
-/* Whether this process is the run's leader now. */
-extern _Atomic int ps_is_leader;
 
 #endif

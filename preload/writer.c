@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config.h"
+#include "fds.h"
+#include "interpose.h"
 #include "leader.h"
 #include "log.h"
 #include "ring.h"
@@ -388,7 +391,7 @@ static void *writer_main(void *arg)
             }
         }
         last_pass = now;
-        if (!atomic_load(&ps_is_leader) && now - last_leader > 250000000ull) {
+        if (!leader_is_us() && now - last_leader > 250000000ull) {
             leader_try_takeover();
             last_leader = now;
         }
@@ -412,7 +415,7 @@ int writer_start(void)
         cond_ready = 1;
     }
     /* A leader without samples has nothing for this thread to do. */
-    if (!files_ok && atomic_load(&ps_is_leader))
+    if (!files_ok && leader_is_us())
         return 0;
     atomic_store(&stop_requested, 0);
     if (ps_real_pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
