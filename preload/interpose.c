@@ -29,6 +29,8 @@
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
 
 int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -40,6 +42,22 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
 {
     PS_RESOLVE(pthread_create);
     return real_pthread_create(t, attr, fn, arg);
+}
+
+/* Inside the guard, as the wrapper below: the loader's lock is held in the callbacks. */
+int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    PS_RESOLVE(dl_iterate_phdr);
+    ps_guard_enter();
+    int rc = real_dl_iterate_phdr(cb, data);
+    ps_guard_leave();
+    return rc;
+}
+
+int ps_real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+    PS_RESOLVE(sigtimedwait);
+    return real_sigtimedwait(set, info, timeout);
 }
 
 /* ---- threads ---- */
@@ -296,7 +314,6 @@ PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
  * caller's DT_RUNPATH was not found at all). Loads are seen by the writer instead, through
  * dl_iterate_phdr's load counter, and the handler knows the loader's own code by address. */
 static int (*real_dlclose)(void *);
-static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 
 static void maps_changed(uint64_t from_ns)
 {

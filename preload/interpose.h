@@ -7,8 +7,10 @@
 #define PERFSCOPE_INTERPOSE_H
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 /* In a wrapper: real_<name>, the C library's function behind it, resolved on first use. */
 #define PS_RESOLVE(name)                                                           \
@@ -21,6 +23,10 @@
  * first use. */
 int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* Inside the handler's guard, as the target's calls are: a sample never unwinds in the loader. */
+int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+/* For xfsz.c: takes back a SIGXFSZ that our own write raised. */
+int ps_real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout);
 
 /* The status the target asked for through exit() or by returning from main; 0 when neither
  * happened (yet). */

@@ -286,7 +286,7 @@ int sampler_install(void)
         while (unw_step(&cursor) > 0)
             ;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
-    dl_iterate_phdr(find_loader, &base);
+    ps_real_dl_iterate_phdr(find_loader, &base);
     if (ps_cfg.unwind_fast) {
         void *warm[8];
         unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */

@@ -229,7 +229,7 @@ static int objects_changed(void)
 {
     static unsigned long long last[2];
     unsigned long long now[2] = { 0, 0 };
-    dl_iterate_phdr(read_load_counts, now);
+    ps_real_dl_iterate_phdr(read_load_counts, now);
     int changed = now[0] != last[0] || now[1] != last[1];
     last[0] = now[0];
     last[1] = now[1];

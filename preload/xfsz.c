@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "interpose.h"
+
 /* A write of ours past the target's RLIMIT_FSIZE raises SIGXFSZ on the writing thread, whose
  * default kills the target. Around our writes on its threads the signal is held, and one that
  * our write raised is taken back. Async-signal-safe. */
@@ -24,7 +26,7 @@ void ps_xfsz_release(const struct ps_xfsz *x)
     sigaddset(&xfsz, SIGXFSZ);
     if (!x->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
         struct timespec zero = { 0, 0 };
-        sigtimedwait(&xfsz, NULL, &zero);
+        ps_real_sigtimedwait(&xfsz, NULL, &zero);
     }
     pthread_sigmask(SIG_SETMASK, &x->saved, NULL);
 }

@@ -157,7 +157,7 @@ void nvml_open(const char *path) {
 static void nvml_close(void) {
     if (nv.lib) {
         if (nv.shutdown) nv.shutdown();
-        dlclose(nv.lib);
+        counters_sys_dlclose(nv.lib);
     }
     memset(&nv, 0, sizeof nv);
     ngpus = 0;
