@@ -7,7 +7,6 @@
  * the signal handler: lock-free, no allocation. */
 #include "fds.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>

@@ -21,8 +21,8 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
-#include "counters/counters.h"
 #include "config.h"
+#include "counters/counters.h"
 #include "fds.h"
 #include "interpose.h"
 #include "log.h"

@@ -1,5 +1,6 @@
 /* leader.h: one process of a run leads: it watches the markers and reads the whole-device
- * counters. The others try to take over when it exits. */
+ * counters. The others try to take over when it exits. Must never block the target: the work
+ * runs on the watcher thread (or a follower's writer thread), never on the target's threads. */
 #ifndef PERFSCOPE_LEADER_H
 #define PERFSCOPE_LEADER_H
 

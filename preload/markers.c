@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "counters/counters.h"
 #include "config.h"
+#include "counters/counters.h"
 #include "fds.h"
 #include "leader.h"
 #include "log.h"

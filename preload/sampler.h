@@ -1,5 +1,6 @@
 /* sampler.h: the SIGPROF handler, its unwinders and the guard that keeps libunwind out of
- * threads interrupted inside the dynamic loader or the shim. */
+ * threads interrupted inside the dynamic loader or the shim. The handler must never allocate,
+ * lock, use stdio or change errno, and a full ring drops the sample, never waits. */
 #ifndef PERFSCOPE_SAMPLER_H
 #define PERFSCOPE_SAMPLER_H
 

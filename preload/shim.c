@@ -1,32 +1,28 @@
 /* shim.c: the constructor and the one place that decides what runs in this process: reads the
  * configuration, opens the run folder, starts sampling, the writer and (if this process leads)
- * the markers watcher; and the one way out (shim_finish) for exit, _exit, exec and fatal
- * signals. When anything needed is missing it says so once and leaves the target alone: the
- * target's behaviour, output and exit status must never depend on whether the shim works. */
+ * the markers watcher; starts again in a fork child; and decides the way out, once: shim_finish
+ * for exit, exec and the return from main, shim_finish_signal_safe (fatal.c's path) for _exit,
+ * _Exit and fatal signals. The work itself is done by the modules it calls. When anything
+ * needed is missing it says so once and leaves the target alone: the target's behaviour, output
+ * and exit status must never depend on whether the shim works. */
 #include "shim.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "clock.h"
-#include "counters/counters.h"
 #include "config.h"
+#include "counters/counters.h"
 #include "fatal.h"
-#include "leader.h"
 #include "interpose.h"
+#include "leader.h"
 #include "log.h"
 #include "markers.h"
 #include "meta.h"

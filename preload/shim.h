@@ -1,15 +1,13 @@
-/* shim.h: what the parts of the shim share: the configuration read once at start, the log,
- * the clock, and the run folder's file names. Nothing here may be called from the signal
- * handler except ps_now_ns(). */
+/* shim.h: the orchestrator (shim.c): whether the shim works in this process and for which pid,
+ * its time base, and the entry points the wrappers and handlers call to follow a fork and to
+ * finish. config.h comes with it (the parts, and tests/counters_unit.c, find ps_cfg here).
+ * Nothing here may be called from the signal handler except ps_now_ns(), and, from the fatal
+ * path or _exit, shim_finish_signal_safe(). */
 #ifndef PERFSCOPE_SHIM_H
 #define PERFSCOPE_SHIM_H
 
-#include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <signal.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
 #include "config.h"
 

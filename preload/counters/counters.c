@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "log.h"
 #include "counters/counters.h"
 #include "counters/parts.h"
+#include "log.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "counters/parts.h"
+#include "log.h"
 
 /* RssAnon of pid in KiB into *kib: 0, or -1 with errno: ENOENT/ESRCH when the process is gone
  * or has no memory of its own (a zombie, a kernel thread: no VmRSS line either), ENODATA when it

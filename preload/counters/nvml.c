@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "log.h"
 #include "counters/parts.h"
+#include "log.h"
 
 /* NVML's own types and values (nvml.h), declared here so no header is needed. */
 typedef int nvmlReturn_t;
