@@ -43,7 +43,8 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
     return real_pthread_create(t, attr, fn, arg);
 }
 
-/* Inside the guard, as the wrapper below: the loader's lock is held in the callbacks. */
+/* Inside the guard (the loader's lock is held in the callbacks); the dl_iterate_phdr wrapper is
+ * this function too. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
     PS_RESOLVE(dl_iterate_phdr);
@@ -340,11 +341,7 @@ PS_API int dlclose(void *handle)
 
 PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    PS_RESOLVE(dl_iterate_phdr);
-    ps_guard_enter();
-    int rc = real_dl_iterate_phdr(cb, data);
-    ps_guard_leave();
-    return rc;
+    return ps_real_dl_iterate_phdr(cb, data);
 }
 
 /* ---- signal dispositions ---- */

@@ -190,7 +190,7 @@ static void start(void)
     writer_start();
 }
 
-/* In a fork child (called by the fork wrapper): new files, new timers, new writer. */
+/* In a fork child (pthread_atfork's child handler): new files, new timers, new writer. */
 void shim_after_fork_child(void)
 {
     if (!ps_active)

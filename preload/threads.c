@@ -1,15 +1,17 @@
 /* threads.c: the target's threads as the sampler sees them (threads.h): a thread started
  * through the pthread_create wrapper registers itself (ring, stack bounds, clock) and is
  * handed back by its thread-specific-data destructor; threads that existed before the shim
- * are adopted from /proc/self/task. Never called from the signal handler; never on a vfork
+ * are adopted from /proc/self/task and reaped when they are gone. Never called from the signal handler; never on a vfork
  * child's borrowed memory (getpid() is checked against the process the state belongs to). */
 #include "threads.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -118,6 +120,22 @@ void threads_adopt_existing(void)
         clock_arm(t, 0);
     }
     closedir(d);
+}
+
+/* Threads that existed before the shim (no exit hook of ours): closed when they are gone. */
+void threads_reap_foreign(void)
+{
+    pid_t pid = getpid();
+    int nthreads = atomic_load(&ps_threads_used);
+    for (int i = 0; i < nthreads; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        if (atomic_load(&t->state) != PS_T_LIVE || !t->foreign)
+            continue;
+        if (syscall(SYS_tgkill, pid, t->tid, 0) < 0 && errno == ESRCH) {
+            clock_disarm(t);
+            atomic_store(&t->state, PS_T_EXITED);
+        }
+    }
 }
 
 void threads_setup(void)

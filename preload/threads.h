@@ -14,6 +14,9 @@ void threads_started(void);
 void threads_named(pthread_t thread, const char *name);
 /* At start: threads already running (a library constructor started them). */
 void threads_adopt_existing(void);
+/* From the writer thread: adopted threads that are gone get their clocks closed and their rings
+ * handed to the writer (they have no exit hook of ours). */
+void threads_reap_foreign(void);
 /* In a fork child: forget the parent's threads (our copies of their clocks and rings). */
 void threads_forget_after_fork(void);
 

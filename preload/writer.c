@@ -16,11 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "config.h"
 #include "fds.h"
 #include "interpose.h"
@@ -29,6 +27,7 @@
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
+#include "threads.h"
 
 #define PS_MAGIC 0x4c5053434f504531ull
 #define FLUSH_MS 100
@@ -337,22 +336,6 @@ void writer_flush(int from_signal)
     writer_unlock();
 }
 
-/* Threads that existed before the shim (no exit hook of ours): closed when they are gone. */
-static void reap_foreign_threads(void)
-{
-    pid_t pid = getpid();
-    int nthreads = atomic_load(&ps_threads_used);
-    for (int i = 0; i < nthreads; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        if (atomic_load(&t->state) != PS_T_LIVE || !t->foreign)
-            continue;
-        if (syscall(SYS_tgkill, pid, t->tid, 0) < 0 && errno == ESRCH) {
-            clock_disarm(t);
-            atomic_store(&t->state, PS_T_EXITED);
-        }
-    }
-}
-
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -386,7 +369,7 @@ static void *writer_main(void *arg)
                 last_maps = now;
             }
             if (now - last_reap > 1000000000ull) {
-                reap_foreign_threads();
+                threads_reap_foreign();
                 last_reap = now;
             }
         }
