@@ -21,6 +21,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "config.h"
+#include "fds.h"
+#include "log.h"
 #include "sampler.h"
 #include "shim.h"
 
@@ -151,7 +154,7 @@ static int arm_perf(struct ps_thread *t)
         errno = EMFILE;
         return -1;
     }
-    sampler_mark_perf_fd(fd, 1);
+    fds_mark(fd, 1);
     void *rb = NULL;
     if (ps_perf_delivery == PS_PERF_SIGTRAP) {
         if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
@@ -182,7 +185,7 @@ static int arm_perf(struct ps_thread *t)
     atomic_fetch_add(&perf_fds_open, 1);
     return 0;
 fail:
-    sampler_mark_perf_fd(fd, 0);
+    fds_mark(fd, 0);
     ps_real_close(fd);
     return -1;
 }
@@ -232,7 +235,7 @@ static void close_perf(struct ps_thread *t)
     if (t->perf_fd < 0)
         return;
     atomic_fetch_sub(&perf_fds_open, 1);
-    sampler_mark_perf_fd(t->perf_fd, 0);
+    fds_mark(t->perf_fd, 0);
     if (t->perf_rb)
         munmap(t->perf_rb, 2 * page_size);
     ps_real_close(t->perf_fd);
@@ -266,12 +269,12 @@ int clock_relocate_fd(struct ps_thread *t)
     int fd = fcntl(t->perf_fd, F_DUPFD_CLOEXEC, t->perf_fd + 1);
     if (fd < 0)
         return -1;
-    sampler_mark_perf_fd(fd, 1);
+    fds_mark(fd, 1);
     fcntl(fd, F_SETFL, O_NONBLOCK);
     fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK);
     int old = t->perf_fd;
     t->perf_fd = fd;
-    sampler_mark_perf_fd(old, 0);
+    fds_mark(old, 0);
     return old;
 }
 

@@ -1,4 +1,6 @@
-/* clock.h: per-thread sampling clocks (perf_event task-clock or POSIX CPU-time timer). */
+/* clock.h: per-thread sampling clocks (perf_event task-clock or POSIX CPU-time timer). Never
+ * called from the signal handler; every descriptor it opens is close-on-exec, kept above the
+ * target's numbers and marked as ours (fds.h). */
 #ifndef PERFSCOPE_CLOCK_H
 #define PERFSCOPE_CLOCK_H
 

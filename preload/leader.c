@@ -21,17 +21,23 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
+#include "config.h"
 #include "counters/counters.h"
+#include "fds.h"
+#include "interpose.h"
+#include "log.h"
 #include "markers.h"
 #include "meta.h"
+#include "procs.h"
 #include "sampler.h"
 #include "shim.h"
 
-int ps_leader_fd = -1;
-int ps_inotify_fd = -1;
-int ps_owns_meta; /* this process started the run: it writes meta.json's status at exit */
+static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
+static int inotify_fd = -1;
+static _Atomic int is_leader; /* whether this process is the run's leader now */
+static int owns_meta; /* this process started the run: it writes meta.json's status at exit */
 
-int ps_wake_fd = -1; /* eventfd: leader_stop wakes the watcher out of poll at once */
+static int wake_fd = -1; /* eventfd: leader_stop wakes the watcher out of poll at once */
 static pthread_t watcher;
 static int watcher_running;
 static _Atomic int watcher_stop;
@@ -47,7 +53,7 @@ static void state_read(struct leader_state *s)
 {
     memset(s, 0, sizeof *s);
     char buf[256];
-    ssize_t n = pread(ps_leader_fd, buf, sizeof buf - 1, 0);
+    ssize_t n = pread(lock_fd, buf, sizeof buf - 1, 0);
     if (n <= 0)
         return;
     buf[n] = 0;
@@ -59,8 +65,8 @@ static void state_write(const struct leader_state *s)
 {
     char buf[128];
     int n = snprintf(buf, sizeof buf, "pid=%ld offset=%lld line=%ld\n", s->first_pid, s->offset, s->line_no);
-    if (pwrite(ps_leader_fd, buf, (size_t)n, 0) == n)
-        (void)!ftruncate(ps_leader_fd, n);
+    if (pwrite(lock_fd, buf, (size_t)n, 0) == n)
+        (void)!ftruncate(lock_fd, n);
 }
 
 static struct leader_state state;
@@ -136,16 +142,16 @@ static void watch_markers(void)
         return;
     }
     ps_real_close(fd);
-    if (ps_inotify_fd < 0) {
+    if (inotify_fd < 0) {
         int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (in < 0) {
             ps_log("inotify unavailable (%s): markers polled every 2 ms", strerror(errno));
             return;
         }
-        ps_inotify_fd = clock_move_fd_high(in);
-        sampler_mark_perf_fd(ps_inotify_fd, 1);
+        inotify_fd = clock_move_fd_high(in);
+        fds_mark(inotify_fd, 1);
     }
-    if (inotify_add_watch(ps_inotify_fd, ps_cfg.markers, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB) < 0)
+    if (inotify_add_watch(inotify_fd, ps_cfg.markers, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB) < 0)
         ps_log("cannot watch %s: %s; markers polled", ps_cfg.markers, strerror(errno));
 }
 
@@ -170,7 +176,7 @@ static void *watcher_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     /* meta.json's machine scan reads all of /proc: on this thread, not the target's. */
-    if (ps_owns_meta && !meta_written())
+    if (owns_meta && !meta_written())
         meta_write_start();
     counters_open();
     watch_markers();
@@ -188,13 +194,13 @@ static void *watcher_main(void *arg)
             if (left < timeout)
                 timeout = left < 1 ? 1 : left;
         }
-        if (ps_cfg.markers[0] && ps_inotify_fd < 0)
+        if (ps_cfg.markers[0] && inotify_fd < 0)
             timeout = 2; /* no inotify: poll the file */
-        struct pollfd p[2] = { { .fd = ps_wake_fd, .events = POLLIN }, { .fd = ps_inotify_fd, .events = POLLIN } };
-        int r = poll(p, ps_inotify_fd >= 0 ? 2 : 1, timeout);
+        struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
+        int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
         if (r > 0 && (p[1].revents & POLLIN)) {
             char ev[4096];
-            while (read(ps_inotify_fd, ev, sizeof ev) > 0)
+            while (read(inotify_fd, ev, sizeof ev) > 0)
                 ;
         }
         read_markers();
@@ -207,12 +213,12 @@ static void *watcher_main(void *arg)
 
 static void become_leader(void)
 {
-    atomic_store(&ps_is_leader, 1);
-    if (ps_wake_fd < 0) {
+    atomic_store(&is_leader, 1);
+    if (wake_fd < 0) {
         int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (fd >= 0) {
-            ps_wake_fd = clock_move_fd_high(fd);
-            sampler_mark_perf_fd(ps_wake_fd, 1);
+            wake_fd = clock_move_fd_high(fd);
+            fds_mark(wake_fd, 1);
         }
     }
     atomic_store(&watcher_stop, 0);
@@ -237,16 +243,16 @@ static int others_alive(void)
  * where that leader stopped. Only a process starting may begin a new run. */
 static int lock_leader(int takeover)
 {
-    if (flock(ps_leader_fd, LOCK_EX | LOCK_NB) != 0)
+    if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
         return 0;
     state_read(&state);
     if (state.first_pid == (long)getpid()) {
-        ps_owns_meta = 1; /* our own earlier image, before an exec: carry on */
+        owns_meta = 1; /* our own earlier image, before an exec: carry on */
     } else if (!takeover && (state.first_pid == 0 || !others_alive())) {
         /* A new run (or a stale folder): start from the top of the markers file. */
         memset(&state, 0, sizeof state);
         state.first_pid = getpid();
-        ps_owns_meta = 1;
+        owns_meta = 1;
     }
     state_write(&state);
     line_start = state.offset;
@@ -262,8 +268,8 @@ int leader_start(void)
         ps_log("cannot open %s: %s; this process will not lead", path, strerror(errno));
         return 0;
     }
-    ps_leader_fd = clock_move_fd_high(fd);
-    sampler_mark_perf_fd(ps_leader_fd, 1);
+    lock_fd = clock_move_fd_high(fd);
+    fds_mark(lock_fd, 1);
     if (!lock_leader(0))
         return 0;
     become_leader();
@@ -272,7 +278,7 @@ int leader_start(void)
 
 void leader_try_takeover(void)
 {
-    if (ps_leader_fd < 0 || atomic_load(&ps_is_leader))
+    if (lock_fd < 0 || atomic_load(&is_leader))
         return;
     if (lock_leader(1)) {
         ps_log("process %d takes over as the run's leader", (int)getpid());
@@ -282,7 +288,7 @@ void leader_try_takeover(void)
 
 void leader_resume(void)
 {
-    if (atomic_load(&ps_is_leader) && !watcher_running)
+    if (atomic_load(&is_leader) && !watcher_running)
         become_leader();
 }
 
@@ -291,9 +297,9 @@ void leader_stop(void)
     if (!watcher_running)
         return;
     atomic_store(&watcher_stop, 1);
-    if (ps_wake_fd >= 0) {
+    if (wake_fd >= 0) {
         uint64_t one = 1;
-        if (write(ps_wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
+        if (write(wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
     }
     pthread_join(watcher, NULL);
     watcher_running = 0;
@@ -303,22 +309,49 @@ void leader_forget_after_fork(void)
 {
     /* The lock belongs to the open file description we share with the parent: closing our
      * descriptor does not release it, and keeps the child a follower. */
-    if (ps_leader_fd >= 0) {
-        sampler_mark_perf_fd(ps_leader_fd, 0);
-        ps_real_close(ps_leader_fd);
-        ps_leader_fd = -1;
+    if (lock_fd >= 0) {
+        fds_mark(lock_fd, 0);
+        ps_real_close(lock_fd);
+        lock_fd = -1;
     }
-    int *ours[] = { &ps_inotify_fd, &ps_wake_fd };
+    int *ours[] = { &inotify_fd, &wake_fd };
     for (size_t i = 0; i < 2; i++) {
         if (*ours[i] < 0)
             continue;
-        sampler_mark_perf_fd(*ours[i], 0);
+        fds_mark(*ours[i], 0);
         ps_real_close(*ours[i]);
         *ours[i] = -1;
     }
     watcher_running = 0;
-    ps_owns_meta = 0;
-    atomic_store(&ps_is_leader, 0);
+    owns_meta = 0;
+    atomic_store(&is_leader, 0);
     partial_len = 0;
     partial_overlong = 0;
+}
+
+int leader_owns_meta(void)
+{
+    return owns_meta;
+}
+
+int leader_is_us(void)
+{
+    return atomic_load(&is_leader);
+}
+
+/* The target wants fd (dup2 onto it): if it is one of ours, ours moves to another number first
+ * (dup2 itself closes the old one). */
+void leader_relocate_fd(int fd)
+{
+    int *holders[] = { &lock_fd, &inotify_fd, &wake_fd };
+    for (size_t i = 0; i < 3; i++) {
+        if (*holders[i] != fd)
+            continue;
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        if (moved >= 0) {
+            fds_mark(moved, 1);
+            fds_mark(fd, 0);
+            *holders[i] = moved;
+        }
+    }
 }

@@ -1,5 +1,6 @@
 /* leader.h: one process of a run leads: it watches the markers and reads the whole-device
- * counters. The others try to take over when it exits. */
+ * counters. The others try to take over when it exits. Must never block the target: the work
+ * runs on the watcher thread (or a follower's writer thread), never on the target's threads. */
 #ifndef PERFSCOPE_LEADER_H
 #define PERFSCOPE_LEADER_H
 
@@ -15,5 +16,13 @@ void leader_stop(void);
 void leader_resume(void);
 /* In a fork child: the parent leads, not us. */
 void leader_forget_after_fork(void);
+/* This process started the run (or is its exec'd image): it writes meta.json's status at exit.
+ * Async-signal-safe. */
+int leader_owns_meta(void);
+/* Whether this process is the run's leader now. */
+int leader_is_us(void);
+/* The target wants descriptor number fd (dup2/dup3 onto it): if it is one the leader holds,
+ * ours moves to another number first (fds.c's make_room). */
+void leader_relocate_fd(int fd);
 
 #endif

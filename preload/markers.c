@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "config.h"
 #include "counters/counters.h"
+#include "fds.h"
+#include "leader.h"
+#include "log.h"
+#include "procs.h"
 #include "shim.h"
+#include "xfsz.h"
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -200,14 +207,14 @@ static void api_boundary(const char *name, const char *event, long long tokens)
     int saved = errno;
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
-    if (atomic_load(&ps_is_leader) || !ps_cfg.markers[0]) {
+    if (leader_is_us() || !ps_cfg.markers[0]) {
         cJSON *attrs = cJSON_CreateObject();
         if (tokens >= 0) {
             char v[32];
             snprintf(v, sizeof v, "%lld", tokens);
             cJSON_AddStringToObject(attrs, "tokens", v);
         }
-        markers_record(now, name, event, attrs, "api", "api", 0, atomic_load(&ps_is_leader));
+        markers_record(now, name, event, attrs, "api", "api", 0, leader_is_us());
     } else {
         /* A follower hands the boundary to the leader through the markers file, with its own
          * time, so the leader reads the counters and keeps one ordered record. */

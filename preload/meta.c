@@ -18,6 +18,9 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
+#include "config.h"
+#include "fds.h"
+#include "interpose.h"
 #include "machine.h"
 #include "sampler.h"
 #include "shim.h"
@@ -97,7 +100,7 @@ static void add_command(cJSON *m)
         cJSON_AddStringToObject(m, "executable", exe);
     }
     char build_id[160] = "";
-    dl_iterate_phdr(note_build_id, build_id);
+    ps_real_dl_iterate_phdr(note_build_id, build_id);
     if (build_id[0])
         cJSON_AddStringToObject(m, "build_id", build_id);
 }

@@ -20,6 +20,9 @@
 #include <sys/ioctl.h>
 
 #include "clock.h"
+#include "config.h"
+#include "fds.h"
+#include "interpose.h"
 #include "ring.h"
 #include "shim.h"
 
@@ -38,28 +41,7 @@ int ps_timer_cookie;
 
 static struct sigaction target_action; /* what the target asked for SIGPROF */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
-static int unwind_fast;
 static _Atomic int installed;
-
-#define PS_FD_BITS 65536
-static _Atomic uint64_t perf_fd_bits[PS_FD_BITS / 64];
-
-void sampler_mark_perf_fd(int fd, int ours)
-{
-    if (fd < 0 || fd >= PS_FD_BITS)
-        return;
-    uint64_t bit = 1ull << (fd % 64);
-    if (ours)
-        atomic_fetch_or(&perf_fd_bits[fd / 64], bit);
-    else
-        atomic_fetch_and(&perf_fd_bits[fd / 64], ~bit);
-}
-
-int lifecycle_fd_is_ours(int fd)
-{
-    return fd >= 0 && fd < PS_FD_BITS &&
-           (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
-}
 
 static int is_our_signal(int sig, const siginfo_t *si)
 {
@@ -69,9 +51,7 @@ static int is_our_signal(int sig, const siginfo_t *si)
         return si->si_value.sival_ptr == &ps_timer_cookie;
     if (si->si_code == POLL_IN || si->si_code == POLL_HUP || si->si_code == POLL_MSG ||
         si->si_code == POLL_ERR || si->si_code == POLL_PRI || si->si_code == POLL_OUT) {
-        int fd = si->si_fd;
-        return fd >= 0 && fd < PS_FD_BITS &&
-               (atomic_load_explicit(&perf_fd_bits[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+        return fds_is_ours(si->si_fd);
     }
     return 0;
 }
@@ -246,7 +226,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     } else {
         ps_guard_depth++;
         ps_in_unwind++;
-        rec->nframes = unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
+        rec->nframes = ps_cfg.unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
         ps_in_unwind--;
         ps_guard_depth--;
     }
@@ -306,10 +286,8 @@ int sampler_install(void)
         while (unw_step(&cursor) > 0)
             ;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
-    dl_iterate_phdr(find_loader, &base);
-    const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
-    unwind_fast = !(fast && strcmp(fast, "0") == 0);
-    if (unwind_fast) {
+    ps_real_dl_iterate_phdr(find_loader, &base);
+    if (ps_cfg.unwind_fast) {
         void *warm[8];
         unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
     }

@@ -1,5 +1,6 @@
 /* sampler.h: the SIGPROF handler, its unwinders and the guard that keeps libunwind out of
- * threads interrupted inside the dynamic loader or the shim. */
+ * threads interrupted inside the dynamic loader or the shim. The handler must never allocate,
+ * lock, use stdio or change errno, and a full ring drops the sample, never waits. */
 #ifndef PERFSCOPE_SAMPLER_H
 #define PERFSCOPE_SAMPLER_H
 
@@ -13,7 +14,7 @@ static inline void ps_guard_enter(void) { ps_guard_depth++; __atomic_signal_fenc
 static inline void ps_guard_leave(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); ps_guard_depth--; }
 
 /* Set while this thread is inside libunwind: the descriptors libunwind makes for itself (its
- * memory-validation pipe) become ours, and it may close them (lifecycle.c). */
+ * memory-validation pipe) become ours, and it may close them (fds.c). */
 extern __thread int ps_in_unwind;
 
 extern _Atomic uint64_t ps_samples_taken;        /* records put in rings (weighted) */
@@ -30,8 +31,5 @@ void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);
 int sampler_installed(void);
 int sampler_target_prof_default(void);
-
-/* Marks a descriptor as one of our perf events, so its signals are known as ours. */
-void sampler_mark_perf_fd(int fd, int ours);
 
 #endif

@@ -1,45 +1,42 @@
 /* shim.c: the constructor and the one place that decides what runs in this process: reads the
  * configuration, opens the run folder, starts sampling, the writer and (if this process leads)
- * the markers watcher; and the one way out (shim_finish) for exit, _exit, exec and fatal
- * signals. When anything needed is missing it says so once and leaves the target alone: the
- * target's behaviour, output and exit status must never depend on whether the shim works. */
+ * the markers watcher; starts again in a fork child; and decides the way out, once: shim_finish
+ * for exit, exec and the return from main, shim_finish_signal_safe (fatal.c's path) for _exit,
+ * _Exit and fatal signals. The work itself is done by the modules it calls. When anything
+ * needed is missing it says so once and leaves the target alone: the target's behaviour, output
+ * and exit status must never depend on whether the shim works. */
 #include "shim.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "clock.h"
+#include "config.h"
 #include "counters/counters.h"
+#include "fatal.h"
+#include "interpose.h"
 #include "leader.h"
-#include "lifecycle.h"
+#include "log.h"
 #include "markers.h"
 #include "meta.h"
+#include "procs.h"
 #include "ring.h"
 #include "sampler.h"
+#include "threads.h"
 #include "writer.h"
+#include "xfsz.h"
 
-struct ps_config ps_cfg;
 int ps_active;
 uint64_t ps_start_ns;
-_Atomic int ps_is_leader;
 pid_t ps_pid;
-extern int ps_owns_meta;
 
-static int out_ok;
-static pthread_key_t thread_key;
 static _Atomic int finished;
 
 uint64_t ps_now_ns(void)
@@ -49,93 +46,14 @@ uint64_t ps_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void ps_path(char *buf, size_t size, const char *name)
-{
-    snprintf(buf, size, "%s/%s", ps_cfg.out_dir, name);
-}
-
-/* ---- the log ---- */
-
-/* Lines logged before the run folder is known wait here: the target's stderr gets at most
- * the one line saying the folder is unusable. */
-static char early[8][256];
-static int nearly, deciding = 1;
-
-static void log_v(const char *fmt, va_list ap)
-{
-    char line[1024];
-    int n = snprintf(line, sizeof line, "perfscope[%d]: ", (int)getpid());
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    if (m < 0)
-        return;
-    n += m;
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    int saved = errno;
-    if (deciding) {
-        if (nearly < 8)
-            snprintf(early[nearly++], sizeof early[0], "%.*s", n - 1, line);
-        errno = saved;
-        return;
-    }
-    if (out_ok) {
-        char path[PATH_MAX];
-        ps_path(path, sizeof path, "perfscope.log");
-        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            if (write(fd, line, (size_t)n) < 0) { /* nothing more to say */ }
-            ps_real_close(fd);
-        }
-    } else {
-        if (write(2, line, (size_t)n) < 0) { /* stderr gone: stay quiet */ }
-    }
-    errno = saved;
-}
-
-void ps_log(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    log_v(fmt, ap);
-    va_end(ap);
-}
-
-static pthread_mutex_t log_once_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
-
-void ps_log_once(const char *key, const char *fmt, ...)
-{
-    static char seen[256][48];
-    static int nseen;
-    pthread_mutex_lock(&log_once_lock);
-    for (int i = 0; i < nseen; i++)
-        if (strncmp(seen[i], key, sizeof seen[i] - 1) == 0) {
-            pthread_mutex_unlock(&log_once_lock);
-            return;
-        }
-    if (nseen == 256) { /* full: saying nothing beats saying it every time */
-        pthread_mutex_unlock(&log_once_lock);
-        return;
-    }
-    snprintf(seen[nseen++], sizeof seen[0], "%s", key);
-    pthread_mutex_unlock(&log_once_lock);
-    va_list ap;
-    va_start(ap, fmt);
-    log_v(fmt, ap);
-    va_end(ap);
-}
-
 /* A fork child has only the forking thread: locks another thread held at the fork are
  * reset, or the child's first log line or boundary would wait forever. */
 static void reset_locks_in_child(void)
 {
-    pthread_mutex_init(&log_once_lock, NULL);
-    pthread_mutex_init(&listed_lock, NULL);
+    log_after_fork();
+    procs_after_fork();
     markers_after_fork();
 }
-
-void shim_after_fork_child(void);
 
 static void atfork_child(void)
 {
@@ -146,105 +64,6 @@ static void atfork_child(void)
     shim_after_fork_child();
     ps_xfsz_release(&x);
     errno = saved;
-}
-
-/* ---- our writes on the target's threads ---- */
-
-/* A write of ours past the target's RLIMIT_FSIZE raises SIGXFSZ on the writing thread, whose
- * default kills the target. Around our writes on its threads the signal is held, and one that
- * our write raised is taken back. Async-signal-safe. */
-void ps_xfsz_hold(struct ps_xfsz *x)
-{
-    sigset_t xfsz, pending;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &x->saved);
-    x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-}
-
-void ps_xfsz_release(const struct ps_xfsz *x)
-{
-    sigset_t xfsz, pending;
-    sigemptyset(&xfsz);
-    sigaddset(&xfsz, SIGXFSZ);
-    if (!x->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
-        struct timespec zero = { 0, 0 };
-        sigtimedwait(&xfsz, NULL, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &x->saved, NULL);
-}
-
-/* ---- configuration ---- */
-
-static long env_long(const char *name, const char *alt, long def, long lo, long hi)
-{
-    const char *v = getenv(name);
-    if ((!v || !*v) && alt)
-        v = getenv(alt);
-    if (!v || !*v)
-        return def;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || *end || x < lo || x > hi) {
-        ps_log("%s=%s is not a number in %ld..%ld; using %ld", name, v, lo, hi, def);
-        return def;
-    }
-    return x;
-}
-
-static void absolute(char *dst, size_t size, const char *path)
-{
-    if (path[0] == '/') {
-        snprintf(dst, size, "%s", path);
-        return;
-    }
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd))
-        snprintf(cwd, sizeof cwd, ".");
-    snprintf(dst, size, "%s/%s", cwd, path);
-}
-
-static void read_config(void)
-{
-    const char *out = getenv("PERFSCOPE_OUT");
-    const char *prefix = getenv("LLMPERFSCOPE_CPUPROF_OUT");
-    if (out && *out) {
-        absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, out);
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
-    } else if (prefix && *prefix) {
-        /* The reference harness names a file prefix; its folder is the run folder. */
-        absolute(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, prefix);
-        snprintf(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "%s", ps_cfg.file_prefix);
-        char *slash = strrchr(ps_cfg.out_dir, '/');
-        if (slash && slash != ps_cfg.out_dir)
-            *slash = 0;
-    } else {
-        absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "perfscope-out");
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
-    }
-    ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
-    const char *clock = getenv("PERFSCOPE_CLOCK");
-    ps_cfg.clock = PS_CLOCK_AUTO;
-    if (clock && strcmp(clock, "perf") == 0)
-        ps_cfg.clock = PS_CLOCK_PERF;
-    else if (clock && strcmp(clock, "timer") == 0)
-        ps_cfg.clock = PS_CLOCK_TIMER;
-    else if (clock && *clock && strcmp(clock, "auto") != 0)
-        ps_log("PERFSCOPE_CLOCK=%s is not perf, timer or auto; using auto", clock);
-    const char *unwind = getenv("PERFSCOPE_UNWIND");
-    ps_cfg.unwind = unwind && strcmp(unwind, "fp") == 0 ? PS_UNWIND_FP : PS_UNWIND_LIBUNWIND;
-    if (unwind && *unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "libunwind") != 0)
-        ps_log("PERFSCOPE_UNWIND=%s is not libunwind or fp; using libunwind", unwind);
-    ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);
-    ps_cfg.counter_ms = (int)env_long("PERFSCOPE_COUNTER_MS", NULL, 100, 0, 3600000);
-    const char *markers = getenv("LLMPERFSCOPE_MARKERS");
-    if (markers && *markers)
-        absolute(ps_cfg.markers, sizeof ps_cfg.markers, markers);
-    const char *pc = getenv("PERFSCOPE_POWERCAP_ROOT");
-    snprintf(ps_cfg.powercap_root, sizeof ps_cfg.powercap_root, "%s", pc && *pc ? pc : "/sys/class/powercap");
-    const char *nvml = getenv("PERFSCOPE_NVML");
-    snprintf(ps_cfg.nvml_path, sizeof ps_cfg.nvml_path, "%s", nvml && *nvml ? nvml : "libnvidia-ml.so.1");
 }
 
 static int make_dirs(const char *path)
@@ -267,298 +86,6 @@ static int make_dirs(const char *path)
         return -1;
     }
     return access(buf, W_OK | X_OK);
-}
-
-/* ---- the run's processes (procs.jsonl) ---- */
-
-static void procs_line(const char *event, const char *status)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return;
-    cJSON_AddNumberToObject(o, "pid", (double)getpid());
-    cJSON_AddNumberToObject(o, "ppid", (double)getppid());
-    cJSON_AddStringToObject(o, "event", event);
-    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
-    if (status)
-        cJSON_AddStringToObject(o, "status", status);
-    if (strcmp(event, "start") == 0) {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-            exe[n] = 0;
-            cJSON_AddStringToObject(o, "exe", exe);
-        }
-        if (writer_files_ok())
-            cJSON_AddStringToObject(o, "samples", strrchr(ps_bin_path, '/') + 1);
-    }
-    markers_append_jsonl("procs.jsonl", o);
-    cJSON_Delete(o);
-}
-
-/* Made at start: the fatal path may run on a small alternate signal stack. */
-static char procs_path[PATH_MAX];
-
-/* The fatal-signal path's exit line: built by hand, no allocation. */
-static void procs_exit_line_signal_safe(const char *status)
-{
-    char line[160], num[24];
-    size_t n = 0;
-    const char *parts[] = { "{\"pid\":", NULL, ",\"event\":\"exit\",\"status\":\"", status, "\"}\n" };
-    long v = (long)getpid();
-    int k = 0;
-    char rev[24];
-    do {
-        rev[k++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < k; i++)
-        num[i] = rev[k - 1 - i];
-    num[k] = 0;
-    parts[1] = num;
-    for (int i = 0; i < 5; i++) {
-        size_t l = strlen(parts[i]);
-        if (n + l >= sizeof line)
-            return;
-        memcpy(line + n, parts[i], l);
-        n += l;
-    }
-    int fd = open(procs_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd >= 0) {
-        if (write(fd, line, n) < 0) { /* nothing to do */ }
-        ps_real_close(fd);
-    }
-}
-
-/* The run's processes as procs.jsonl lists them (started, not exited), parsed again only when
- * the file changed: the leader asks at every counter read. */
-static pid_t listed[256];
-static int nlisted;
-static struct stat listed_st;
-
-static void parse_procs(const char *path)
-{
-    nlisted = 0;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        cJSON *o = cJSON_Parse(line);
-        if (!o)
-            continue;
-        cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
-        cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-        if (cJSON_IsNumber(pid) && cJSON_IsString(ev)) {
-            pid_t p = (pid_t)pid->valuedouble;
-            int at = -1;
-            for (int i = 0; i < nlisted; i++)
-                if (listed[i] == p)
-                    at = i;
-            if (strcmp(ev->valuestring, "exit") == 0) {
-                if (at >= 0)
-                    listed[at] = listed[--nlisted];
-            } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {
-                listed[nlisted++] = p;
-            }
-        }
-        cJSON_Delete(o);
-    }
-    fclose(f);
-}
-
-int ps_run_pids(pid_t *pids, int max)
-{
-    char path[PATH_MAX];
-    ps_path(path, sizeof path, "procs.jsonl");
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return 0;
-    pthread_mutex_lock(&listed_lock);
-    if (st.st_size != listed_st.st_size || st.st_ino != listed_st.st_ino ||
-        st.st_mtim.tv_sec != listed_st.st_mtim.tv_sec || st.st_mtim.tv_nsec != listed_st.st_mtim.tv_nsec) {
-        parse_procs(path);
-        listed_st = st;
-    }
-    int alive = 0;
-    for (int i = 0; i < nlisted && alive < max; i++)
-        if (kill(listed[i], 0) == 0 || errno == EPERM)
-            pids[alive++] = listed[i];
-    pthread_mutex_unlock(&listed_lock);
-    return alive;
-}
-
-/* ---- threads ---- */
-
-static void thread_key_destructor(void *v)
-{
-    struct ps_thread *t = v;
-    if (!t || getpid() != ps_pid)
-        return;
-    /* No SIGPROF may run on this thread once its ring is handed back. */
-    sigset_t prof;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, NULL);
-    clock_disarm(t);
-    thread_set_self(NULL);
-    atomic_store(&t->state, PS_T_EXITED);
-}
-
-static void stack_bounds(struct ps_thread *t)
-{
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return;
-    void *addr;
-    size_t size;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        t->stack_lo = (uintptr_t)addr;
-        t->stack_hi = (uintptr_t)addr + size;
-    }
-    pthread_attr_destroy(&attr);
-}
-
-void shim_thread_started(void)
-{
-    if (!ps_active || ps_cfg.hz <= 0 || !sampler_installed() || getpid() != ps_pid)
-        return;
-    ps_guard_enter();
-    struct ps_thread *t = thread_claim(ps_gettid());
-    if (t) {
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
-        stack_bounds(t);
-        if (!t->ring) {
-            atomic_store(&t->state, PS_T_FREE);
-        } else {
-            atomic_store(&t->state, PS_T_LIVE);
-            thread_set_self(t);
-            pthread_setspecific(thread_key, t);
-            clock_arm(t, 1);
-        }
-    } else {
-        ps_log_once("threads", "more than %d threads: later threads are not sampled", PS_MAX_THREADS);
-    }
-    ps_guard_leave();
-}
-
-void shim_thread_named(pthread_t thread, const char *name)
-{
-    if (!ps_active || !name)
-        return;
-    pid_t tid = 0;
-    if (pthread_equal(thread, pthread_self()))
-        tid = ps_gettid();
-    else
-        return; /* another thread's name is picked up from /proc by the writer */
-    struct ps_thread *t = thread_self();
-    if (t && t->tid == tid) {
-        char buf[16] = { 0 };
-        strncpy(buf, name, 15);
-        memcpy(t->comm, buf, 16);
-        t->comm_checked_ns = ps_now_ns();
-    }
-}
-
-/* Threads already running when the shim starts (a library constructor started them). */
-static void adopt_existing_threads(void)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task");
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    struct dirent *e;
-    pid_t self = ps_gettid();
-    while ((e = readdir(d)) != NULL) {
-        pid_t tid = (pid_t)atoi(e->d_name);
-        if (tid <= 0 || tid == self)
-            continue;
-        struct ps_thread *t = thread_claim(tid);
-        if (!t)
-            break;
-        t->foreign = 1;
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
-        if (!t->ring) {
-            atomic_store(&t->state, PS_T_FREE);
-            continue;
-        }
-        atomic_store(&t->state, PS_T_LIVE);
-        clock_arm(t, 0);
-    }
-    closedir(d);
-}
-
-/* ---- fatal signals ---- */
-
-static const int fatal_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGSEGV, SIGBUS, SIGPIPE,
-                                     SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGSYS };
-static _Atomic int fatal_once;
-
-static const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    case SIGFPE: return "SIGFPE";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    case SIGPROF: return "SIGPROF";
-    case SIGKILL: return "SIGKILL";
-    default: return "signal";
-    }
-}
-
-int shim_is_fatal_signal(int sig)
-{
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        if (fatal_signals[i] == sig)
-            return 1;
-    return 0;
-}
-
-static void on_fatal(int sig, siginfo_t *si, void *uc)
-{
-    (void)si;
-    (void)uc;
-    int saved = errno;
-    if (getpid() == ps_pid && !atomic_exchange(&fatal_once, 1)) {
-        char status[32] = "signal ";
-        strcat(status, signal_name(sig));
-        shim_finish_signal_safe(status);
-    }
-    /* The target's own disposition for this signal is the default: restore it and let the
-     * signal do what it would have done. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    ps_real_sigaction(sig, &dfl, NULL);
-    lifecycle_forget_fatal(sig);
-    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig); /* not the cached tid: a vfork child shares it */
-    errno = saved;
-}
-
-void shim_install_fatal(int sig)
-{
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fatal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    if (ps_real_sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
-        if (ps_real_sigaction(sig, &sa, NULL) == 0)
-            lifecycle_own_fatal(sig);
 }
 
 /* ---- start and finish ---- */
@@ -592,7 +119,7 @@ void shim_finish(const char *status)
         ps_log("%llu samples arrived on threads without a buffer and were dropped", (unsigned long long)orphans);
     int exec = strcmp(status, "exec") == 0;
     procs_line(exec ? "exec" : "exit", exec ? NULL : status);
-    if (ps_owns_meta && !exec)
+    if (leader_owns_meta() && !exec)
         meta_write_exit(status, sampled_cpu_s());
     counters_close();
     ps_xfsz_release(&x);
@@ -605,15 +132,7 @@ void shim_finish_signal_safe(const char *status)
 {
     if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
         return;
-    ps_guard_enter();
-    struct ps_xfsz x;
-    ps_xfsz_hold(&x);
-    writer_flush(1);
-    if (ps_owns_meta)
-        meta_rewrite_status(status);
-    procs_exit_line_signal_safe(status);
-    ps_xfsz_release(&x);
-    ps_guard_leave();
+    fatal_finish(status);
 }
 
 /* exec failed: the image goes on, so sampling does too. */
@@ -641,71 +160,45 @@ static void start_sampling(void)
         ps_log("cannot install the SIGPROF handler (%s): stack samples are off", strerror(errno));
         return;
     }
-    shim_thread_started();
-    adopt_existing_threads();
-}
-
-/* Our own variables hold absolute paths from here on, so children that start in another
- * working directory (exec after chdir, posix_spawn, system) write into the same run folder. */
-static void export_absolute(const char *name, const char *abs)
-{
-    const char *v = getenv(name);
-    if (v && *v && v[0] != '/')
-        setenv(name, abs, 1);
+    threads_started();
+    threads_adopt_existing();
 }
 
 static void start(void)
 {
     ps_start_ns = ps_now_ns();
     ps_pid = getpid();
-    read_config();
+    config_read();
     int dir_rc = make_dirs(ps_cfg.out_dir);
     int dir_errno = errno;
-    deciding = 0;
+    log_start(dir_rc == 0);
     if (dir_rc != 0) {
         ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(dir_errno));
         return;
     }
-    out_ok = 1;
-    ps_path(procs_path, sizeof procs_path, "procs.jsonl");
-    for (int i = 0; i < nearly; i++)
-        ps_log("%s", early[i] + strcspn(early[i], ":") + 2);
-    export_absolute("PERFSCOPE_OUT", ps_cfg.out_dir);
-    export_absolute("LLMPERFSCOPE_MARKERS", ps_cfg.markers);
-    export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
+    procs_start();
+    config_export_absolute();
     ps_active = 1;
-    pthread_key_create(&thread_key, thread_key_destructor);
+    threads_setup();
     pthread_atfork(NULL, NULL, atfork_child);
     if (ps_cfg.hz <= 0)
         clock_setup();
     start_sampling();
     procs_line("start", NULL);
     leader_start();
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        shim_install_fatal(fatal_signals[i]);
+    fatal_install_all();
     writer_start();
 }
 
-/* In a fork child (called by the fork wrapper): new files, new timers, new writer. */
+/* In a fork child (pthread_atfork's child handler): new files, new timers, new writer. */
 void shim_after_fork_child(void)
 {
     if (!ps_active)
         return;
     ps_pid = getpid();
     atomic_store(&finished, 0);
-    atomic_store(&fatal_once, 0);
-    thread_set_self(NULL);
-    int used = atomic_load(&ps_threads_used);
-    for (int i = 0; i < used; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        if (atomic_load(&t->state) == PS_T_FREE)
-            continue;
-        clock_forget_inherited(t);
-        ring_free(t->ring);
-        t->ring = NULL;
-        atomic_store(&t->state, PS_T_FREE);
-    }
-    atomic_store(&ps_threads_used, 0);
+    fatal_after_fork();
+    threads_forget_after_fork();
     atomic_store(&ps_samples_taken, 0);
     atomic_store(&ps_signals_taken, 0);
     atomic_store(&ps_samples_no_libunwind, 0);
@@ -714,7 +207,7 @@ void shim_after_fork_child(void)
     leader_forget_after_fork();
     if (ps_cfg.hz > 0 && sampler_installed() && writer_open_files() == 0) {
         writer_maps_snapshot(0);
-        shim_thread_started();
+        threads_started();
     }
     procs_line("start", NULL);
     leader_start();
@@ -741,7 +234,7 @@ __attribute__((destructor)) static void perfscope_fini(void)
     char status[32] = "ok";
     int code;
     /* The status the parent sees is the low 8 bits: exit(256) is a success. */
-    if (lifecycle_exit_code(&code) && (code & 0xff) != 0)
+    if (interpose_exit_code(&code) && (code & 0xff) != 0)
         snprintf(status, sizeof status, "exit %d", code & 0xff);
     shim_finish(status);
     errno = saved;

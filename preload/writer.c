@@ -16,16 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "config.h"
+#include "fds.h"
+#include "interpose.h"
 #include "leader.h"
+#include "log.h"
 #include "ring.h"
 #include "samplefile.h"
 #include "sampler.h"
 #include "shim.h"
+#include "threads.h"
 
 #define FLUSH_MS 100
 
@@ -230,7 +233,7 @@ static int objects_changed(void)
 {
     static unsigned long long last[2];
     unsigned long long now[2] = { 0, 0 };
-    dl_iterate_phdr(read_load_counts, now);
+    ps_real_dl_iterate_phdr(read_load_counts, now);
     int changed = now[0] != last[0] || now[1] != last[1];
     last[0] = now[0];
     last[1] = now[1];
@@ -339,22 +342,6 @@ void writer_flush(int from_signal)
     writer_unlock();
 }
 
-/* Threads that existed before the shim (no exit hook of ours): closed when they are gone. */
-static void reap_foreign_threads(void)
-{
-    pid_t pid = getpid();
-    int nthreads = atomic_load(&ps_threads_used);
-    for (int i = 0; i < nthreads; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        if (atomic_load(&t->state) != PS_T_LIVE || !t->foreign)
-            continue;
-        if (syscall(SYS_tgkill, pid, t->tid, 0) < 0 && errno == ESRCH) {
-            clock_disarm(t);
-            atomic_store(&t->state, PS_T_EXITED);
-        }
-    }
-}
-
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -388,12 +375,12 @@ static void *writer_main(void *arg)
                 last_maps = now;
             }
             if (now - last_reap > 1000000000ull) {
-                reap_foreign_threads();
+                threads_reap_foreign();
                 last_reap = now;
             }
         }
         last_pass = now;
-        if (!atomic_load(&ps_is_leader) && now - last_leader > 250000000ull) {
+        if (!leader_is_us() && now - last_leader > 250000000ull) {
             leader_try_takeover();
             last_leader = now;
         }
@@ -417,7 +404,7 @@ int writer_start(void)
         cond_ready = 1;
     }
     /* A leader without samples has nothing for this thread to do. */
-    if (!files_ok && atomic_load(&ps_is_leader))
+    if (!files_ok && leader_is_us())
         return 0;
     atomic_store(&stop_requested, 0);
     if (ps_real_pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {

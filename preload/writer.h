@@ -1,4 +1,6 @@
-/* writer.h: sample files, maps snapshots and the writer thread. */
+/* writer.h: sample files, maps snapshots and the writer thread. Files are opened by path for
+ * each write, never kept open; writer_flush(1), the fatal path's, allocates nothing and waits a
+ * bounded time. */
 #ifndef PERFSCOPE_WRITER_H
 #define PERFSCOPE_WRITER_H
 

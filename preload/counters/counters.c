@@ -2,17 +2,20 @@
  * NVML GPUs, RssAnon) and adds their JSON under one lock, so the leader's periodic thread and its
  * phase-boundary reads never interleave. Must never abort, print, or hold a descriptor between
  * calls; anything unreadable is logged once by the part that met it and left out. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "config.h"
 #include "counters/counters.h"
 #include "counters/parts.h"
+#include "log.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -82,17 +85,28 @@ ssize_t counters_read_small(const char *path, char *buf, size_t size, const char
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             int err = errno;
-            if (err != EBADF) close(fd);   /* EBADF: the target closed it; the number is not ours */
+            if (err != EBADF) counters_sys_close(fd);   /* EBADF: the target closed it; the number is not ours */
             errno = err;
             return -1;
         }
         if (n == 0) break;
         len += (size_t)n;
     }
-    close(fd);
+    counters_sys_close(fd);
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
     buf[len] = '\0';
     return (ssize_t)len;
+}
+
+int counters_sys_close(int fd) {
+    return (int)syscall(SYS_close, fd);
+}
+
+/* Called under the counters' lock (nvml_open and its failures, from counters_open). */
+int counters_sys_dlclose(void *handle) {
+    static int (*real_dlclose)(void *);
+    if (!real_dlclose) *(void **)&real_dlclose = dlsym(RTLD_NEXT, "dlclose");
+    return real_dlclose ? real_dlclose(handle) : -1;
 }
 
 void counters_errtext(char *buf, size_t size, const char *what, int err) {

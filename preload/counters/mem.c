@@ -1,7 +1,7 @@
 /* mem.c: host memory of the run's processes: RssAnon (anonymous resident memory, the part a
  * model's weights and KV cache live in when on the host) from /proc/<pid>/status, per pid and
- * summed. Reads with plain open/read/close into a stack buffer: no stdio, no allocation, no
- * descriptor kept. Must never abort or print; a pid that is gone is skipped silently (it holds
+ * summed. Reads with plain open/read/close (counters_sys_close) into a stack buffer: no stdio,
+ * no allocation, no descriptor kept. Must never abort or print; a pid that is gone is skipped silently (it holds
  * no memory), one that cannot be read is logged once. */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
 #include "counters/parts.h"
+#include "log.h"
 
 /* RssAnon of pid in KiB into *kib: 0, or -1 with errno: ENOENT/ESRCH when the process is gone
  * or has no memory of its own (a zombie, a kernel thread: no VmRSS line either), ENODATA when it
@@ -42,7 +42,7 @@ static int rss_anon(pid_t pid, long long *kib) {
                 num[k] = '\0';
                 char *end;
                 long long v = strtoll(num, &end, 10);
-                close(fd);
+                counters_sys_close(fd);
                 if (end == num || v < 0) {
                     errno = ENODATA;
                     return -1;
@@ -62,7 +62,7 @@ static int rss_anon(pid_t pid, long long *kib) {
         }
     }
     int err = n < 0 ? errno : has_mm ? ENODATA : ESRCH;
-    if (err != EBADF) close(fd);   /* EBADF: the target closed it; the number is not ours */
+    if (err != EBADF) counters_sys_close(fd);   /* EBADF: the target closed it; the number is not ours */
     errno = err;
     return -1;
 }

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim.h"
+#include "config.h"
 #include "counters/parts.h"
+#include "log.h"
 
 /* NVML's own types and values (nvml.h), declared here so no header is needed. */
 typedef int nvmlReturn_t;
@@ -156,7 +157,7 @@ void nvml_open(const char *path) {
 static void nvml_close(void) {
     if (nv.lib) {
         if (nv.shutdown) nv.shutdown();
-        dlclose(nv.lib);
+        counters_sys_dlclose(nv.lib);
     }
     memset(&nv, 0, sizeof nv);
     ngpus = 0;

@@ -25,6 +25,12 @@ int counters_pid_seen_before(const pid_t *pids, int i);
 /* Reads the whole small file at path into buf (NUL terminated, trailing newline cut).
  * Returns the length, or -1 with errno set; *op names the call that failed. */
 ssize_t counters_read_small(const char *path, char *buf, size_t size, const char **op);
+/* close and dlclose for the parts' own descriptors and library: the shim exports wrappers of
+ * both for the target (fds.c, interpose.c), and the shim's own calls must never pass through
+ * them. These go past any wrapper, the same whether the parts are built into the shim or alone
+ * (tests/counters_unit.c): the close system call itself, the C library's dlclose. */
+int counters_sys_close(int fd);
+int counters_sys_dlclose(void *handle);
 /* "text: strerror(err)" into buf, thread-safe. */
 void counters_errtext(char *buf, size_t size, const char *what, int err);
 /* ps_log once per key for the life of the process, with its own table of keys (per zone, per

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "shim.h"
 #include "counters/parts.h"
+#include "log.h"
 
 #define MAX_ZONES 64
 #define MAX_DEPTH 3

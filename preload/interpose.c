@@ -1,63 +1,63 @@
-/* lifecycle.c: the C library functions the shim wraps, so it follows the target through its
- * life: threads (pthread_create), exec (fork is followed through pthread_atfork in shim.c), the
- * ways out (return from main, exit, _exit), unloads (dlclose; loads are seen by the writer), the
- * loader calls the handler must not unwind through (dl_iterate_phdr), signal dispositions and
- * waits (SIGPROF and the fatal ones), libunwind's pipe, and the descriptor calls that could
- * otherwise close or overwrite ours. Every wrapper must behave,
- * towards the target, exactly as the function it wraps: same results, same errno. */
-#include "lifecycle.h"
+/* interpose.c: the C library functions the shim wraps (interpose.h), so it follows the target
+ * through its life: threads (pthread_create), exec (fork is followed through pthread_atfork in
+ * shim.c), the ways out (return from main, exit, _exit), unloads (dlclose; loads are seen by the
+ * writer), the loader calls the handler must not unwind through (dl_iterate_phdr), and signal
+ * dispositions and waits (SIGPROF and the fatal ones). The descriptor calls are fds.c's. Every
+ * wrapper must behave, towards the target, exactly as the function it wraps: same results, same
+ * errno; the shim's own calls use the ps_real_ functions, never these wrappers. */
+#include "interpose.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "leader.h"
-#include "ring.h"
+#include "config.h"
+#include "fatal.h"
 #include "sampler.h"
 #include "shim.h"
+#include "threads.h"
 #include "writer.h"
-
-extern pid_t ps_pid;
-extern int ps_leader_fd, ps_inotify_fd, ps_wake_fd;
-
-#define REAL(name) real_##name
-#define RESOLVE(name)                                                              \
-    do {                                                                           \
-        if (!real_##name)                                                          \
-            *(void **)&real_##name = dlsym(RTLD_NEXT, #name);                       \
-    } while (0)
+#include "xfsz.h"
 
 /* ---- real functions used inside the shim ---- */
 
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
-static int (*real_close)(int);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
 
 int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    RESOLVE(sigaction);
+    PS_RESOLVE(sigaction);
     return real_sigaction(sig, act, old);
-}
-
-int ps_real_close(int fd)
-{
-    RESOLVE(close);
-    return real_close(fd);
 }
 
 int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-    RESOLVE(pthread_create);
+    PS_RESOLVE(pthread_create);
     return real_pthread_create(t, attr, fn, arg);
+}
+
+/* Inside the guard (the loader's lock is held in the callbacks); the dl_iterate_phdr wrapper is
+ * this function too. */
+int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    PS_RESOLVE(dl_iterate_phdr);
+    ps_guard_enter();
+    int rc = real_dl_iterate_phdr(cb, data);
+    ps_guard_leave();
+    return rc;
+}
+
+int ps_real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+    PS_RESOLVE(sigtimedwait);
+    return real_sigtimedwait(set, info, timeout);
 }
 
 /* ---- threads ---- */
@@ -71,13 +71,13 @@ static void *thread_trampoline(void *p)
 {
     struct start_args a = *(struct start_args *)p;
     free(p);
-    shim_thread_started();
+    threads_started();
     return a.fn(a.arg);
 }
 
 PS_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-    RESOLVE(pthread_create);
+    PS_RESOLVE(pthread_create);
     if (!ps_active || ps_cfg.hz <= 0)
         return real_pthread_create(t, attr, fn, arg);
     struct start_args *a = malloc(sizeof *a);
@@ -95,10 +95,10 @@ static int (*real_pthread_setname_np)(pthread_t, const char *);
 
 PS_API int pthread_setname_np(pthread_t thread, const char *name)
 {
-    RESOLVE(pthread_setname_np);
+    PS_RESOLVE(pthread_setname_np);
     int rc = real_pthread_setname_np(thread, name);
     if (rc == 0)
-        shim_thread_named(thread, name);
+        threads_named(thread, name);
     return rc;
 }
 
@@ -130,7 +130,7 @@ static int (*real_fexecve)(int, char *const[], char *const[]);
 
 PS_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-    RESOLVE(execve);
+    PS_RESOLVE(execve);
     before_exec();
     int rc = real_execve(path, argv, envp);
     after_failed_exec(errno);
@@ -139,7 +139,7 @@ PS_API int execve(const char *path, char *const argv[], char *const envp[])
 
 PS_API int execv(const char *path, char *const argv[])
 {
-    RESOLVE(execv);
+    PS_RESOLVE(execv);
     before_exec();
     int rc = real_execv(path, argv);
     after_failed_exec(errno);
@@ -148,7 +148,7 @@ PS_API int execv(const char *path, char *const argv[])
 
 PS_API int execvp(const char *file, char *const argv[])
 {
-    RESOLVE(execvp);
+    PS_RESOLVE(execvp);
     before_exec();
     int rc = real_execvp(file, argv);
     after_failed_exec(errno);
@@ -157,7 +157,7 @@ PS_API int execvp(const char *file, char *const argv[])
 
 PS_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    RESOLVE(execvpe);
+    PS_RESOLVE(execvpe);
     before_exec();
     int rc = real_execvpe(file, argv, envp);
     after_failed_exec(errno);
@@ -166,7 +166,7 @@ PS_API int execvpe(const char *file, char *const argv[], char *const envp[])
 
 PS_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    RESOLVE(fexecve);
+    PS_RESOLVE(fexecve);
     before_exec();
     int rc = real_fexecve(fd, argv, envp);
     after_failed_exec(errno);
@@ -228,7 +228,7 @@ PS_API int execle(const char *path, const char *arg, ...)
 
 static int exit_code, exit_code_set;
 
-int lifecycle_exit_code(int *code)
+int interpose_exit_code(int *code)
 {
     *code = exit_code;
     return exit_code_set;
@@ -240,7 +240,7 @@ static void (*real__Exit)(int);
 
 PS_API void exit(int code)
 {
-    RESOLVE(exit);
+    PS_RESOLVE(exit);
     exit_code = code;
     exit_code_set = 1;
     real_exit(code);
@@ -269,7 +269,7 @@ static void finish_with_code(int code)
 
 PS_API void _exit(int code)
 {
-    RESOLVE(_exit);
+    PS_RESOLVE(_exit);
     int saved = errno;
     finish_with_code(code);
     errno = saved;
@@ -279,7 +279,7 @@ PS_API void _exit(int code)
 
 PS_API void _Exit(int code)
 {
-    RESOLVE(_Exit);
+    PS_RESOLVE(_Exit);
     finish_with_code(code);
     real__Exit(code);
     __builtin_unreachable();
@@ -314,7 +314,6 @@ PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
  * caller's DT_RUNPATH was not found at all). Loads are seen by the writer instead, through
  * dl_iterate_phdr's load counter, and the handler knows the loader's own code by address. */
 static int (*real_dlclose)(void *);
-static int (*real_dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 
 static void maps_changed(uint64_t from_ns)
 {
@@ -328,7 +327,7 @@ static void maps_changed(uint64_t from_ns)
 
 PS_API int dlclose(void *handle)
 {
-    RESOLVE(dlclose);
+    PS_RESOLVE(dlclose);
     ps_guard_enter();
     int rc = real_dlclose(handle);
     int saved = errno;
@@ -342,174 +341,14 @@ PS_API int dlclose(void *handle)
 
 PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    RESOLVE(dl_iterate_phdr);
-    ps_guard_enter();
-    int rc = real_dl_iterate_phdr(cb, data);
-    ps_guard_leave();
-    return rc;
-}
-
-/* ---- descriptors ---- */
-
-/* Our descriptors are not the target's: to it they do not exist, as without the shim. */
-static int is_ours(int fd)
-{
-    return ps_active && fd >= 0 && lifecycle_fd_is_ours(fd);
-}
-
-PS_API int close(int fd)
-{
-    RESOLVE(close);
-    if (ps_in_unwind && is_ours(fd)) {
-        sampler_mark_perf_fd(fd, 0); /* libunwind replacing its own pipe */
-        return real_close(fd);
-    }
-    if (is_ours(fd)) {
-        errno = EBADF;
-        return -1;
-    }
-    return real_close(fd);
-}
-
-/* libunwind makes a pipe for itself (to validate memory) at the lowest free numbers: that
- * would shift every descriptor number the target gets, and once the target closes and reuses
- * those numbers libunwind would read and write the target's files. Its pipe is moved high and
- * becomes ours. */
-static int (*real_pipe2)(int[2], int);
-static int (*real_pipe)(int[2]);
-
-static void adopt_pipe(int fds[2])
-{
-    for (int i = 0; i < 2; i++) {
-        fds[i] = clock_move_fd_high(fds[i]);
-        sampler_mark_perf_fd(fds[i], 1);
-    }
-}
-
-PS_API int pipe2(int fds[2], int flags)
-{
-    RESOLVE(pipe2);
-    int rc = real_pipe2(fds, flags);
-    if (rc == 0 && ps_in_unwind)
-        adopt_pipe(fds);
-    return rc;
-}
-
-PS_API int pipe(int fds[2])
-{
-    RESOLVE(pipe);
-    int rc = real_pipe(fds);
-    if (rc == 0 && ps_in_unwind)
-        adopt_pipe(fds);
-    return rc;
-}
-
-static int (*real_close_range)(unsigned, unsigned, int);
-
-PS_API int close_range(unsigned first, unsigned last, int flags)
-{
-    RESOLVE(close_range);
-    if (!ps_active || !real_close_range || first > last)
-        return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
-    /* Close the gaps between our descriptors. */
-    unsigned lo = first;
-    int rc = 0;
-    for (unsigned fd = first; fd <= last && fd < 65536; fd++) {
-        if (!is_ours((int)fd))
-            continue;
-        if (fd > lo && real_close_range(lo, fd - 1, flags) != 0)
-            rc = -1;
-        lo = fd + 1;
-    }
-    if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
-        rc = -1;
-    return rc;
-}
-
-PS_API void closefrom(int lowfd)
-{
-    if (lowfd < 0)
-        lowfd = 0;
-    close_range((unsigned)lowfd, ~0u, 0);
-}
-
-/* The target wants a number we hold: give ours another one first. */
-static void make_room(int fd)
-{
-    if (!is_ours(fd))
-        return;
-    int used = atomic_load(&ps_threads_used);
-    for (int i = 0; i < used; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        if (atomic_load(&t->state) == PS_T_LIVE && t->perf_fd == fd) {
-            int old = clock_relocate_fd(t);
-            if (old >= 0)
-                return; /* dup2 itself closes the old number */
-        }
-    }
-    int *holders[] = { &ps_leader_fd, &ps_inotify_fd, &ps_wake_fd };
-    for (size_t i = 0; i < 3; i++) {
-        if (*holders[i] != fd)
-            continue;
-        int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
-        if (moved >= 0) {
-            sampler_mark_perf_fd(moved, 1);
-            sampler_mark_perf_fd(fd, 0);
-            *holders[i] = moved;
-        }
-    }
-}
-
-static int (*real_dup2)(int, int);
-static int (*real_dup3)(int, int, int);
-
-PS_API int dup2(int oldfd, int newfd)
-{
-    RESOLVE(dup2);
-    if (is_ours(oldfd)) {
-        errno = EBADF;
-        return -1;
-    }
-    make_room(newfd);
-    return real_dup2(oldfd, newfd);
-}
-
-PS_API int dup3(int oldfd, int newfd, int flags)
-{
-    RESOLVE(dup3);
-    if (is_ours(oldfd)) {
-        errno = EBADF;
-        return -1;
-    }
-    make_room(newfd);
-    return real_dup3(oldfd, newfd, flags);
+    return ps_real_dl_iterate_phdr(cb, data);
 }
 
 /* ---- signal dispositions ---- */
 
-static _Atomic uint64_t fatal_owned; /* signals whose SIG_DFL we stand in for */
-static struct sigaction fatal_target[65];
-
-void lifecycle_own_fatal(int sig)
-{
-    memset(&fatal_target[sig], 0, sizeof fatal_target[sig]);
-    fatal_target[sig].sa_handler = SIG_DFL;
-    atomic_fetch_or(&fatal_owned, 1ull << sig);
-}
-
-void lifecycle_forget_fatal(int sig)
-{
-    atomic_fetch_and(&fatal_owned, ~(1ull << sig));
-}
-
-static int owns_fatal(int sig)
-{
-    return sig > 0 && sig < 64 && ((atomic_load(&fatal_owned) >> sig) & 1);
-}
-
 PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    RESOLVE(sigaction);
+    PS_RESOLVE(sigaction);
     /* A vfork child shares our memory: what it does must not become the parent's state. */
     if (!ps_active || getpid() != ps_pid)
         return real_sigaction(sig, act, old);
@@ -524,24 +363,11 @@ PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
             sampler_set_target_action(&want);
         return 0;
     }
-    if (owns_fatal(sig)) {
-        if (old)
-            *old = fatal_target[sig];
-        if (!act)
-            return 0;
-        if (!(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL) {
-            fatal_target[sig] = want;
-            return 0;
-        }
-        /* The target takes the signal over: it is its own business from now on. */
-        int rc = real_sigaction(sig, &want, NULL);
-        if (rc == 0)
-            lifecycle_forget_fatal(sig);
-        return rc;
-    }
+    if (fatal_owns(sig))
+        return fatal_sigaction(sig, act ? &want : NULL, old);
     int rc = real_sigaction(sig, act ? &want : NULL, old);
-    if (rc == 0 && act && shim_is_fatal_signal(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
-        shim_install_fatal(sig); /* back to the default: we stand in for it again */
+    if (rc == 0 && act && fatal_signal_listed(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
+        fatal_install(sig); /* back to the default: we stand in for it again */
     return rc;
 }
 
@@ -564,28 +390,28 @@ static int (*real_signalfd)(int, const sigset_t *, int);
 
 PS_API int sigwait(const sigset_t *set, int *sig)
 {
-    RESOLVE(sigwait);
+    PS_RESOLVE(sigwait);
     sigset_t copy;
     return real_sigwait(without_prof(set, &copy), sig);
 }
 
 PS_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-    RESOLVE(sigwaitinfo);
+    PS_RESOLVE(sigwaitinfo);
     sigset_t copy;
     return real_sigwaitinfo(without_prof(set, &copy), info);
 }
 
 PS_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
-    RESOLVE(sigtimedwait);
+    PS_RESOLVE(sigtimedwait);
     sigset_t copy;
     return real_sigtimedwait(without_prof(set, &copy), info, timeout);
 }
 
 PS_API int signalfd(int fd, const sigset_t *mask, int flags)
 {
-    RESOLVE(signalfd);
+    PS_RESOLVE(signalfd);
     sigset_t copy;
     return real_signalfd(fd, without_prof(mask, &copy), flags);
 }

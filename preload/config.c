@@ -1,0 +1,108 @@
+/* config.c: the configuration (config.h): every variable the shim reads from the environment,
+ * read once at start into ps_cfg, with its default and range; a bad value is logged and the
+ * default used, never a reason to stop the target. Also the paths of the run folder's files. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct ps_config ps_cfg;
+
+void ps_path(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", ps_cfg.out_dir, name);
+}
+
+static long env_long(const char *name, const char *alt, long def, long lo, long hi)
+{
+    const char *v = getenv(name);
+    if ((!v || !*v) && alt)
+        v = getenv(alt);
+    if (!v || !*v)
+        return def;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || *end || x < lo || x > hi) {
+        ps_log("%s=%s is not a number in %ld..%ld; using %ld", name, v, lo, hi, def);
+        return def;
+    }
+    return x;
+}
+
+static void absolute(char *dst, size_t size, const char *path)
+{
+    if (path[0] == '/') {
+        snprintf(dst, size, "%s", path);
+        return;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, ".");
+    snprintf(dst, size, "%s/%s", cwd, path);
+}
+
+void config_read(void)
+{
+    const char *out = getenv("PERFSCOPE_OUT");
+    const char *prefix = getenv("LLMPERFSCOPE_CPUPROF_OUT");
+    if (out && *out) {
+        absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, out);
+        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
+    } else if (prefix && *prefix) {
+        /* The reference harness names a file prefix; its folder is the run folder. */
+        absolute(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, prefix);
+        snprintf(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "%s", ps_cfg.file_prefix);
+        char *slash = strrchr(ps_cfg.out_dir, '/');
+        if (slash && slash != ps_cfg.out_dir)
+            *slash = 0;
+    } else {
+        absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "perfscope-out");
+        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
+    }
+    ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
+    const char *clock = getenv("PERFSCOPE_CLOCK");
+    ps_cfg.clock = PS_CLOCK_AUTO;
+    if (clock && strcmp(clock, "perf") == 0)
+        ps_cfg.clock = PS_CLOCK_PERF;
+    else if (clock && strcmp(clock, "timer") == 0)
+        ps_cfg.clock = PS_CLOCK_TIMER;
+    else if (clock && *clock && strcmp(clock, "auto") != 0)
+        ps_log("PERFSCOPE_CLOCK=%s is not perf, timer or auto; using auto", clock);
+    const char *unwind = getenv("PERFSCOPE_UNWIND");
+    ps_cfg.unwind = unwind && strcmp(unwind, "fp") == 0 ? PS_UNWIND_FP : PS_UNWIND_LIBUNWIND;
+    if (unwind && *unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "libunwind") != 0)
+        ps_log("PERFSCOPE_UNWIND=%s is not libunwind or fp; using libunwind", unwind);
+    const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
+    ps_cfg.unwind_fast = !(fast && strcmp(fast, "0") == 0);
+    ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);
+    ps_cfg.counter_ms = (int)env_long("PERFSCOPE_COUNTER_MS", NULL, 100, 0, 3600000);
+    const char *markers = getenv("LLMPERFSCOPE_MARKERS");
+    if (markers && *markers)
+        absolute(ps_cfg.markers, sizeof ps_cfg.markers, markers);
+    const char *pc = getenv("PERFSCOPE_POWERCAP_ROOT");
+    snprintf(ps_cfg.powercap_root, sizeof ps_cfg.powercap_root, "%s", pc && *pc ? pc : "/sys/class/powercap");
+    const char *nvml = getenv("PERFSCOPE_NVML");
+    snprintf(ps_cfg.nvml_path, sizeof ps_cfg.nvml_path, "%s", nvml && *nvml ? nvml : "libnvidia-ml.so.1");
+}
+
+/* Our own variables hold absolute paths from here on, so children that start in another
+ * working directory (exec after chdir, posix_spawn, system) write into the same run folder. */
+static void export_absolute(const char *name, const char *abs)
+{
+    const char *v = getenv(name);
+    if (v && *v && v[0] != '/')
+        setenv(name, abs, 1);
+}
+
+void config_export_absolute(void)
+{
+    export_absolute("PERFSCOPE_OUT", ps_cfg.out_dir);
+    export_absolute("LLMPERFSCOPE_MARKERS", ps_cfg.markers);
+    export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
+}

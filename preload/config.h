@@ -1,0 +1,38 @@
+/* config.h: the shim's configuration, read once from the environment at start (config_read, the
+ * one place that reads it: DESIGN 2 and docs/shim.md list the variables), and the paths in the
+ * run folder it names. Read-only after start; nothing here may be called from the signal handler
+ * (the handler only reads ps_cfg's fields). */
+#ifndef PERFSCOPE_CONFIG_H
+#define PERFSCOPE_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+
+enum ps_clock { PS_CLOCK_AUTO, PS_CLOCK_PERF, PS_CLOCK_TIMER };
+enum ps_unwind { PS_UNWIND_LIBUNWIND, PS_UNWIND_FP };
+
+struct ps_config {
+    char out_dir[PATH_MAX];      /* PERFSCOPE_OUT, or the folder of LLMPERFSCOPE_CPUPROF_OUT */
+    char file_prefix[PATH_MAX];  /* "<out>/cpuprof": sample files are <prefix>.<pid>[.<n>].bin */
+    int hz;                      /* requested samples per CPU second; 0: no stack sampling */
+    enum ps_clock clock;         /* as asked */
+    enum ps_unwind unwind;
+    int unwind_fast;             /* PERFSCOPE_UNWIND_FAST: libunwind's caching tracer; 0: step by step */
+    int max_frames;              /* 1..256 */
+    int counter_ms;              /* 0: no periodic counter reads */
+    char markers[PATH_MAX];      /* LLMPERFSCOPE_MARKERS, "" when unset */
+    char powercap_root[PATH_MAX];
+    char nvml_path[PATH_MAX];
+};
+
+extern struct ps_config ps_cfg;
+
+/* Fills ps_cfg from the environment; bad values are logged and replaced by the default. */
+void config_read(void);
+/* Our own variables hold absolute paths from here on (only those given relative). */
+void config_export_absolute(void);
+
+/* "<out>/<name>" into buf. */
+void ps_path(char *buf, size_t size, const char *name);
+
+#endif

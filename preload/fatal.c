@@ -1,0 +1,160 @@
+/* fatal.c: the signal-safe way out (fatal.h). For the fatal signals whose disposition is the
+ * default, our handler stands in for SIG_DFL: it flushes, writes the status, restores SIG_DFL
+ * and re-raises, so the target ends as it would have. The target's own view of those
+ * dispositions is kept here (its sigaction calls see SIG_DFL). Everything on the way out is
+ * async-signal-safe: no allocation, no stdio, no lock waited on without a bound. */
+#include "fatal.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose.h"
+#include "leader.h"
+#include "meta.h"
+#include "procs.h"
+#include "sampler.h"
+#include "shim.h"
+#include "writer.h"
+#include "xfsz.h"
+
+static const int fatal_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT, SIGFPE, SIGSEGV, SIGBUS, SIGPIPE,
+                                     SIGALRM, SIGTERM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGSYS };
+static _Atomic int fatal_once;
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGSYS: return "SIGSYS";
+    case SIGPROF: return "SIGPROF";
+    case SIGKILL: return "SIGKILL";
+    default: return "signal";
+    }
+}
+
+int fatal_signal_listed(int sig)
+{
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+        if (fatal_signals[i] == sig)
+            return 1;
+    return 0;
+}
+
+/* ---- the target's view of the dispositions we stand in for ---- */
+
+static _Atomic uint64_t fatal_owned; /* signals whose SIG_DFL we stand in for */
+static struct sigaction fatal_target[65];
+
+static void own(int sig)
+{
+    memset(&fatal_target[sig], 0, sizeof fatal_target[sig]);
+    fatal_target[sig].sa_handler = SIG_DFL;
+    atomic_fetch_or(&fatal_owned, 1ull << sig);
+}
+
+static void forget(int sig)
+{
+    atomic_fetch_and(&fatal_owned, ~(1ull << sig));
+}
+
+int fatal_owns(int sig)
+{
+    return sig > 0 && sig < 64 && ((atomic_load(&fatal_owned) >> sig) & 1);
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+    (void)si;
+    (void)uc;
+    int saved = errno;
+    if (getpid() == ps_pid && !atomic_exchange(&fatal_once, 1)) {
+        char status[32] = "signal ";
+        strcat(status, signal_name(sig));
+        shim_finish_signal_safe(status);
+    }
+    /* The target's own disposition for this signal is the default: restore it and let the
+     * signal do what it would have done. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    ps_real_sigaction(sig, &dfl, NULL);
+    forget(sig);
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig); /* not the cached tid: a vfork child shares it */
+    errno = saved;
+}
+
+void fatal_install(int sig)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fatal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (ps_real_sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+        if (ps_real_sigaction(sig, &sa, NULL) == 0)
+            own(sig);
+}
+
+void fatal_install_all(void)
+{
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+        fatal_install(fatal_signals[i]);
+}
+
+/* The sigaction wrapper, for a signal whose SIG_DFL we stand in for (fatal_owns). act is the
+ * caller's copy (act and old may be one struct, as the kernel allows). */
+int fatal_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (old)
+        *old = fatal_target[sig];
+    if (!act)
+        return 0;
+    if (!(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL) {
+        fatal_target[sig] = *act;
+        return 0;
+    }
+    /* The target takes the signal over: it is its own business from now on. */
+    int rc = ps_real_sigaction(sig, act, NULL);
+    if (rc == 0)
+        forget(sig);
+    return rc;
+}
+
+/* The way out when the caller may be a signal handler (_exit, _Exit, fatal signals): only
+ * async-signal-safe work, every wait bounded. No thread is joined, nothing is allocated. */
+void fatal_finish(const char *status)
+{
+    ps_guard_enter();
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
+    writer_flush(1);
+    if (leader_owns_meta())
+        meta_rewrite_status(status);
+    procs_exit_line_signal_safe(status);
+    ps_xfsz_release(&x);
+    ps_guard_leave();
+}
+
+/* In a fork child: its own first fatal signal is its own way out. */
+void fatal_after_fork(void)
+{
+    atomic_store(&fatal_once, 0);
+}

@@ -1,0 +1,29 @@
+/* fatal.h: the signal-safe way out, for _exit, _Exit and the fatal signals. Where a fatal
+ * signal's disposition is the default, the shim's handler stands in for SIG_DFL: flush, status,
+ * exit line, then SIG_DFL restored and the signal raised again, so the target ends exactly as it
+ * would have. Nothing here may allocate, use stdio or wait without a bound: it runs in signal
+ * handlers, on small alternate stacks, and in an _exit called from a handler that interrupted
+ * malloc. It never keeps a disposition the target asked for: the target's handler wins. */
+#ifndef PERFSCOPE_FATAL_H
+#define PERFSCOPE_FATAL_H
+
+#include <signal.h>
+
+/* At start: stand in for SIG_DFL of every listed fatal signal whose disposition is SIG_DFL. */
+void fatal_install_all(void);
+/* sig is one of the fatal signals the shim stands in for when their disposition is SIG_DFL. */
+int fatal_signal_listed(int sig);
+/* Stands in for sig's SIG_DFL, if that is its disposition now (the target reset it to SIG_DFL). */
+void fatal_install(int sig);
+/* Whether the shim stands in for sig's SIG_DFL now (the sigaction wrapper asks). */
+int fatal_owns(int sig);
+/* sigaction for a signal fatal_owns: the target sees and sets its own disposition (SIG_DFL is
+ * kept as ours; any other is installed and the signal is the target's from then on). */
+int fatal_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The flush, status and exit line of the way out (async-signal-safe, every wait bounded).
+ * shim_finish_signal_safe decides whether it runs. */
+void fatal_finish(const char *status);
+/* In a fork child: the child's own first fatal signal gets its own way out. */
+void fatal_after_fork(void);
+
+#endif

@@ -1,0 +1,35 @@
+/* interpose.h: the C library functions the shim wraps, so it follows the target through its
+ * life (interpose.c; the descriptor calls are fds.c's), and the C library's own functions behind
+ * them for the shim's own use: the shim's internal calls must never pass through its own
+ * wrappers. A wrapper must never change, towards the target, what the function it wraps does:
+ * same results, same errno, same signals. */
+#ifndef PERFSCOPE_INTERPOSE_H
+#define PERFSCOPE_INTERPOSE_H
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+/* In a wrapper: real_<name>, the C library's function behind it, resolved on first use. */
+#define PS_RESOLVE(name)                                                           \
+    do {                                                                           \
+        if (!real_##name)                                                          \
+            *(void **)&real_##name = dlsym(RTLD_NEXT, #name);                       \
+    } while (0)
+
+/* The C library's own functions behind the wrappers (ps_real_close is in fds.h). Resolved on
+ * first use. */
+int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* Inside the handler's guard, as the target's calls are: a sample never unwinds in the loader. */
+int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+/* For xfsz.c: takes back a SIGXFSZ that our own write raised. */
+int ps_real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout);
+
+/* The status the target asked for through exit() or by returning from main; 0 when neither
+ * happened (yet). */
+int interpose_exit_code(int *code);
+
+#endif

@@ -1,0 +1,152 @@
+/* procs.c: procs.jsonl (procs.h): this process's start, exec and exit lines, and the run's
+ * live pids as the file lists them, parsed again only when it changed. Lines are appended by
+ * path, one write each; the fatal path's exit line is built without allocation or stdio. */
+#include "procs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "fds.h"
+#include "markers.h"
+#include "shim.h"
+#include "writer.h"
+
+static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
+
+void procs_line(const char *event, const char *status)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "pid", (double)getpid());
+    cJSON_AddNumberToObject(o, "ppid", (double)getppid());
+    cJSON_AddStringToObject(o, "event", event);
+    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
+    if (status)
+        cJSON_AddStringToObject(o, "status", status);
+    if (strcmp(event, "start") == 0) {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+            exe[n] = 0;
+            cJSON_AddStringToObject(o, "exe", exe);
+        }
+        if (writer_files_ok())
+            cJSON_AddStringToObject(o, "samples", strrchr(ps_bin_path, '/') + 1);
+    }
+    markers_append_jsonl("procs.jsonl", o);
+    cJSON_Delete(o);
+}
+
+/* Made at start: the fatal path may run on a small alternate signal stack. */
+static char procs_path[PATH_MAX];
+
+/* The fatal-signal path's exit line: built by hand, no allocation. */
+void procs_exit_line_signal_safe(const char *status)
+{
+    char line[160], num[24];
+    size_t n = 0;
+    const char *parts[] = { "{\"pid\":", NULL, ",\"event\":\"exit\",\"status\":\"", status, "\"}\n" };
+    long v = (long)getpid();
+    int k = 0;
+    char rev[24];
+    do {
+        rev[k++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int i = 0; i < k; i++)
+        num[i] = rev[k - 1 - i];
+    num[k] = 0;
+    parts[1] = num;
+    for (int i = 0; i < 5; i++) {
+        size_t l = strlen(parts[i]);
+        if (n + l >= sizeof line)
+            return;
+        memcpy(line + n, parts[i], l);
+        n += l;
+    }
+    int fd = open(procs_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        if (write(fd, line, n) < 0) { /* nothing to do */ }
+        ps_real_close(fd);
+    }
+}
+
+/* The run's processes as procs.jsonl lists them (started, not exited), parsed again only when
+ * the file changed: the leader asks at every counter read. */
+static pid_t listed[256];
+static int nlisted;
+static struct stat listed_st;
+
+static void parse_procs(const char *path)
+{
+    nlisted = 0;
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        cJSON *o = cJSON_Parse(line);
+        if (!o)
+            continue;
+        cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
+        cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+        if (cJSON_IsNumber(pid) && cJSON_IsString(ev)) {
+            pid_t p = (pid_t)pid->valuedouble;
+            int at = -1;
+            for (int i = 0; i < nlisted; i++)
+                if (listed[i] == p)
+                    at = i;
+            if (strcmp(ev->valuestring, "exit") == 0) {
+                if (at >= 0)
+                    listed[at] = listed[--nlisted];
+            } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {
+                listed[nlisted++] = p;
+            }
+        }
+        cJSON_Delete(o);
+    }
+    fclose(f);
+}
+
+int ps_run_pids(pid_t *pids, int max)
+{
+    char path[PATH_MAX];
+    ps_path(path, sizeof path, "procs.jsonl");
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    pthread_mutex_lock(&listed_lock);
+    if (st.st_size != listed_st.st_size || st.st_ino != listed_st.st_ino ||
+        st.st_mtim.tv_sec != listed_st.st_mtim.tv_sec || st.st_mtim.tv_nsec != listed_st.st_mtim.tv_nsec) {
+        parse_procs(path);
+        listed_st = st;
+    }
+    int alive = 0;
+    for (int i = 0; i < nlisted && alive < max; i++)
+        if (kill(listed[i], 0) == 0 || errno == EPERM)
+            pids[alive++] = listed[i];
+    pthread_mutex_unlock(&listed_lock);
+    return alive;
+}
+
+void procs_start(void)
+{
+    ps_path(procs_path, sizeof procs_path, "procs.jsonl");
+}
+
+/* A fork child has only the forking thread: the cache's lock another thread held is reset. */
+void procs_after_fork(void)
+{
+    pthread_mutex_init(&listed_lock, NULL);
+}
