@@ -2,13 +2,14 @@
  * path of one of them, and the three questions every tool asks of a folder before reading it:
  * is it a folder, does it hold a run, is each file a reader will open a regular file (a FIFO
  * would block the open, a device never end). Every tool asks them here, so the answers agree.
- * It must never open a run file for reading: that is the readers' work. */
+ * It must never open a run file for reading: that is the readers' work. The shim includes this
+ * header for the names alone (its macros only; runfolder.c is the tools'). */
 #ifndef PERFSCOPE_RUNFOLDER_H
 #define PERFSCOPE_RUNFOLDER_H
 
 #include <stddef.h>
 
-/* What the shim writes. Sample files are SAMPLES_PREFIX.<pid>[.<n>].bin with their .maps. */
+/* What the shim writes. Sample files are RUN_SAMPLES_PREFIX.<pid>[.<n>].bin with their .maps. */
 #define RUN_META "meta.json"
 #define RUN_PHASES "phases.jsonl"
 #define RUN_COUNTERS "counters.jsonl"

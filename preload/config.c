@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "runfolder.h"
 
 struct ps_config ps_cfg;
 
@@ -53,7 +54,7 @@ void config_read(void)
     const char *prefix = getenv("LLMPERFSCOPE_CPUPROF_OUT");
     if (out && *out) {
         absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, out);
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
+        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/" RUN_SAMPLES_PREFIX, ps_cfg.out_dir);
     } else if (prefix && *prefix) {
         /* The reference harness names a file prefix; its folder is the run folder. */
         absolute(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, prefix);
@@ -63,7 +64,7 @@ void config_read(void)
             *slash = 0;
     } else {
         absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "perfscope-out");
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/cpuprof", ps_cfg.out_dir);
+        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/" RUN_SAMPLES_PREFIX, ps_cfg.out_dir);
     }
     ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
     const char *clock = getenv("PERFSCOPE_CLOCK");

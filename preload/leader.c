@@ -31,6 +31,7 @@
 #include "procs.h"
 #include "sampler.h"
 #include "shim.h"
+#include "runfolder.h"
 
 static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
 static int inotify_fd = -1;
@@ -164,7 +165,7 @@ static void write_counters_line(void)
     pid_t pids[256];
     int n = ps_run_pids(pids, 256);
     counters_add_json(o, pids, n);
-    markers_append_jsonl("counters.jsonl", o);
+    markers_append_jsonl(RUN_COUNTERS, o);
     cJSON_Delete(o);
 }
 
@@ -262,7 +263,7 @@ static int lock_leader(int takeover)
 int leader_start(void)
 {
     char path[PATH_MAX];
-    ps_path(path, sizeof path, ".leader");
+    ps_path(path, sizeof path, RUN_LEADER_LOCK);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         ps_log("cannot open %s: %s; this process will not lead", path, strerror(errno));

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "fds.h"
 #include "shim.h"
+#include "runfolder.h"
 
 static int out_ok;
 
@@ -44,7 +45,7 @@ static void log_v(const char *fmt, va_list ap)
     }
     if (out_ok) {
         char path[PATH_MAX];
-        ps_path(path, sizeof path, "perfscope.log");
+        ps_path(path, sizeof path, RUN_LOG);
         int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
             if (write(fd, line, (size_t)n) < 0) { /* nothing more to say */ }

@@ -23,6 +23,7 @@
 #include "procs.h"
 #include "shim.h"
 #include "xfsz.h"
+#include "runfolder.h"
 
 static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -116,7 +117,7 @@ void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *a
         }
     }
     pthread_mutex_lock(&record_lock);
-    markers_append_jsonl("phases.jsonl", o);
+    markers_append_jsonl(RUN_PHASES, o);
     pthread_mutex_unlock(&record_lock);
     cJSON_Delete(o);
 }

@@ -25,6 +25,7 @@
 #include "sampler.h"
 #include "shim.h"
 #include "writer.h"
+#include "runfolder.h"
 
 static char rendered[65536];   /* meta.json as last written, status last */
 static size_t rendered_len;
@@ -156,7 +157,7 @@ static void add_config(cJSON *m)
 /* Renders meta with status last and writes it (temporary name, then rename). */
 static void render_and_write(void)
 {
-    ps_path(path, sizeof path, "meta.json");
+    ps_path(path, sizeof path, RUN_META);
     ps_path(tmp, sizeof tmp, ".meta.json.tmp");
     char *text = cJSON_PrintUnformatted(meta);
     if (!text)

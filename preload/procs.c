@@ -20,6 +20,7 @@
 #include "markers.h"
 #include "shim.h"
 #include "writer.h"
+#include "runfolder.h"
 
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
 
@@ -44,7 +45,7 @@ void procs_line(const char *event, const char *status)
         if (writer_files_ok())
             cJSON_AddStringToObject(o, "samples", strrchr(ps_bin_path, '/') + 1);
     }
-    markers_append_jsonl("procs.jsonl", o);
+    markers_append_jsonl(RUN_PROCS, o);
     cJSON_Delete(o);
 }
 
@@ -122,7 +123,7 @@ static void parse_procs(const char *path)
 int ps_run_pids(pid_t *pids, int max)
 {
     char path[PATH_MAX];
-    ps_path(path, sizeof path, "procs.jsonl");
+    ps_path(path, sizeof path, RUN_PROCS);
     struct stat st;
     if (stat(path, &st) != 0)
         return 0;
@@ -142,7 +143,7 @@ int ps_run_pids(pid_t *pids, int max)
 
 void procs_start(void)
 {
-    ps_path(procs_path, sizeof procs_path, "procs.jsonl");
+    ps_path(procs_path, sizeof procs_path, RUN_PROCS);
 }
 
 /* A fork child has only the forking thread: the cache's lock another thread held is reset. */
