@@ -1,4 +1,4 @@
-/* clock.c: what makes SIGPROF fire on each thread's own CPU time. Two clocks (DESIGN 2):
+/* clock.c: what makes SIGPROF fire on each thread's own CPU time. Two clocks (docs/shim.md):
  * a perf_event task-clock per thread, whose overflow is signalled to that thread through a
  * read-only (overwrite) ring buffer so the clock never stops, and a POSIX CPU-time timer per
  * thread, which is nearly free but fires only on the scheduler tick. `auto` takes the timer
@@ -34,7 +34,7 @@ char ps_kernel_hz_source[64] = "assumed";
 char ps_clock_reason[160] = "";
 
 static long page_size;
-/* The perf clock counts user time only (DESIGN 2). Counting kernel time too was tried: it
+/* The perf clock counts user time only (docs/shim.md). Counting kernel time too was tried: it
  * attributes system time, but an expiry inside a system call then queues the signal while the
  * thread is still in the kernel, and calls that are never restarted (epoll_wait, poll, select)
  * returned EINTR to the target: 2-7 in 1500 epoll_wait calls at 997 Hz. Never worth that. */

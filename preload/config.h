@@ -1,5 +1,5 @@
 /* config.h: the shim's configuration, read once from the environment at start (config_read, the
- * one place that reads it: DESIGN 2 and docs/shim.md list the variables), and the paths in the
+ * one place that reads it: README.md and docs/shim.md list the variables), and the paths in the
  * run folder it names. Read-only after start; nothing here may be called from the signal handler
  * (the handler only reads ps_cfg's fields). */
 #ifndef PERFSCOPE_CONFIG_H

@@ -1,4 +1,4 @@
-/* markers.c: the marker protocol (DESIGN 3). Parses the lines the target's scripts append to
+/* markers.c: the marker protocol (docs/formats.md). Parses the lines the target's scripts append to
  * the markers file, and records every phase boundary, from the file or from the in-process API
  * (include/perfscope.h), as one line of phases.jsonl with the counters read at that instant.
  * A bad line is logged with its number and skipped; nothing here may ever stop the target. */

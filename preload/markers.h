@@ -1,4 +1,4 @@
-/* markers.h: marker lines and phase boundaries (DESIGN 3). A bad line is logged and skipped:
+/* markers.h: marker lines and phase boundaries (docs/formats.md). A bad line is logged and skipped:
  * nothing here may stop the target; never called from the signal handler. */
 #ifndef PERFSCOPE_MARKERS_H
 #define PERFSCOPE_MARKERS_H

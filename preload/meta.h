@@ -1,4 +1,4 @@
-/* meta.h: meta.json (DESIGN 2.2). The /proc scan runs on the watcher thread, never on the
+/* meta.h: meta.json (docs/formats.md). The /proc scan runs on the watcher thread, never on the
  * target's; only meta_rewrite_status may be called from a signal handler. */
 #ifndef PERFSCOPE_META_H
 #define PERFSCOPE_META_H

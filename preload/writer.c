@@ -1,4 +1,4 @@
-/* writer.c: the sample files (DESIGN 2.1) and the thread that fills them. It drains every
+/* writer.c: the sample files (docs/formats.md) and the thread that fills them. It drains every
  * thread's ring into cpuprof.<pid>[.<n>].bin, rewrites the header's count and dropped, appends
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
  * keeps all but its last moments. Files are opened by path for each flush and closed again, so
