@@ -6,6 +6,7 @@ Formats (DESIGN 2.1, 2.2, 3):
   char comm[16], u64 frames[max_frames]), little endian, no padding. A file may end mid-record.
 - cpuprof.<pid>[.<n>].maps: the text of /proc/PID/maps; each later snapshot starts with "# t=<ns>".
 - phases.jsonl, counters.jsonl, procs.jsonl: one JSON object a line; meta.json: one object.
+The checks' convention (check, require, ...) is tests/checks.py's, not this file's.
 """
 import bisect
 import json
@@ -13,10 +14,9 @@ import os
 import re
 import struct
 import subprocess
-import sys
 
 MAGIC = 0x4c5053434f504531
-HEADER = struct.Struct("<5Q")
+HEADER = struct.Struct("<5Q")           # magic, count, dropped, max_frames, hz
 BIN_RE = re.compile(r"^cpuprof\.(\d+)(?:\.(\d+))?\.bin$")
 
 
@@ -95,15 +95,17 @@ def reference_read_samples(path):
 
 
 def check_reference_reader(path):
-    """Raise AssertionError unless the reference reader's logic reads `path` exactly as we do."""
+    """A check (tests/checks.py require: the checker stops on a failure) that the reference
+    reader's logic reads `path` exactly as we do; returns the number of samples read."""
+    from checks import require
     ours = SampleFile(path)
     theirs, dropped, hz = reference_read_samples(path)
-    assert dropped == ours.dropped and hz == ours.hz, "%s: header differs" % path
-    assert len(theirs) == len(ours.samples), "%s: reference reads %d samples, we read %d" % (
-        path, len(theirs), len(ours.samples))
-    for a, b in zip(theirs, ours.samples):
-        assert (a[0], a[1], a[2], list(a[3])) == (b.t, b.tid, b.comm, b.frames), (
-            "%s: reference reads %r, we read %r" % (path, a, b))
+    require(dropped == ours.dropped and hz == ours.hz, "%s: header differs" % path)
+    require(len(theirs) == len(ours.samples), "%s: reference reads %d samples, we read %d" % (
+        path, len(theirs), len(ours.samples)))
+    differ = [(a, b) for a, b in zip(theirs, ours.samples)
+              if (a[0], a[1], a[2], list(a[3])) != (b.t, b.tid, b.comm, b.frames)]
+    require(not differ, "%s: reference reads %r, we read %r" % ((path,) + (differ[0] if differ else (None, None))))
     return len(theirs)
 
 
@@ -280,13 +282,3 @@ def bin_files(out_dir):
     for v in files.values():
         v.sort()
     return files
-
-
-def die(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        die(msg)
