@@ -12,8 +12,7 @@
 # corruption: exit 0 or 2 with one line, never a crash, never a partial or temporary file left.
 set -u
 . "$ROOT/tests/lib.sh"
-tool=${TOOLS:?}/perfscope-symbolize
-[ -x "$tool" ] || fail "$tool is not built (make $(basename "$TOOLS")/perfscope-symbolize)"
+need_tool perfscope-symbolize
 command -v addr2line >/dev/null || skip "addr2line (binutils) missing"
 # lib.sh rebuilds a target when its source changes; these also depend on sym_burn.h.
 for t in sym_target sym_dl.so sym_stripped.so; do
@@ -24,7 +23,7 @@ build_lib sym_dl
 build_lib sym_stripped -fno-toplevel-reorder
 strip --strip-all -o sym_stripped_s.so "$TBUILD/sym_stripped.so" || fail "strip failed"
 
-python3 - "$tool" <<'EOF'
+python3 - "$TOOL" <<'EOF'
 import json, os, random, re, shutil, stat, struct, subprocess, sys, time
 
 tool = sys.argv[1]

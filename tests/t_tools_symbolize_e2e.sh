@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# t_symbolize: perfscope-symbolize end to end on a target with known CPU per function and phase
-# (tests/targets/sym_target.cc, sym_dl.c, sym_stripped.c), profiled at 997 Hz under the shim.
+# t_tools_symbolize_e2e: $TOOLS/perfscope-symbolize end to end on a target with known CPU per
+# function and phase (tests/targets/sym_target.cc, sym_dl.c, sym_stripped.c), profiled at 997 Hz
+# under the shim ($SHIM, the normal build; the symbolizer is $TOOLS's, so `make test-asan` runs it
+# under ASan/UBSan). Checks:
 # - every function's self share of its phase within 2 percentage points of the CPU time the
 #   target measured around it; two threads' function has threads=2;
 # - the always_inline loop is a frame of its own, named, with its definition and hot line
@@ -15,8 +17,7 @@
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-tool=${TOOLS:-$BUILD}/perfscope-symbolize
-[ -x "$tool" ] || fail "$tool is not built (make)"
+need_tool perfscope-symbolize
 # lib.sh rebuilds a target when its source changes; these also depend on sym_burn.h.
 for t in sym_target sym_dl.so sym_stripped.so; do
   [ "$ROOT/tests/targets/sym_burn.h" -nt "$BUILD/tests/$t" ] && rm -f "$BUILD/tests/$t"
@@ -32,7 +33,7 @@ clock=perf
 perf_events_allowed || clock="timer (perf events refused: 997 Hz asked, the tick delivers less)"
 note "clock: $clock"
 
-python3 - "$tool" <<'EOF'
+python3 - "$TOOL" <<'EOF'
 import collections, gzip, json, os, re, shutil, struct, subprocess, sys
 from shimlib import *
 
