@@ -10,9 +10,10 @@ import os
 import random
 import re
 import shutil
-import struct
 import subprocess
 import sys
+
+from samples import write_samples
 
 TOOL = sys.argv[1]
 failures = []
@@ -79,9 +80,8 @@ def make_run(d, counters=GOOD_COUNTERS, samples=False):
             for c in counters:
                 f.write(json.dumps(c) + "\n")
     if samples:
-        rec = struct.pack("<QII16s4Q", 1500000000, 7, 1, b"main", 0x401000, 0, 0, 0)
-        with open(os.path.join(d, "cpuprof.7.bin"), "wb") as f:
-            f.write(struct.pack("<5Q", 0x4C5053434F504531, 1, 0, 4, 199) + rec)
+        write_samples(os.path.join(d, "cpuprof.7.bin"), [(1500000000, 7, "main", [0x401000])],
+                      max_frames=4, dropped=0, hz=199)
         with open(os.path.join(d, "cpuprof.7.maps"), "w") as f:
             f.write("00400000-00500000 r-xp 00000000 fd:01 11 /nonexistent/engine\n")
 

@@ -24,12 +24,12 @@ build_lib sym_stripped -fno-toplevel-reorder
 strip --strip-all -o sym_stripped_s.so "$TBUILD/sym_stripped.so" || fail "strip failed"
 
 python3 - "$TOOL" <<'EOF'
-import json, os, random, re, shutil, stat, struct, subprocess, sys, time
+import functools, json, os, random, re, shutil, stat, subprocess, sys, time
+import samples
 
 tool = sys.argv[1]
 TB = os.path.join(os.environ["BUILD"], "tests")
 EXE, DL, STRIPPED = os.path.join(TB, "sym_target"), os.path.join(TB, "sym_dl.so"), os.path.abspath("sym_stripped_s.so")
-MAGIC = 0x4c5053434f504531
 problems = []
 
 
@@ -40,23 +40,7 @@ def problem(msg):
 
 def elf(path):
     """(PT_LOAD segments (offset, vaddr, filesz, memsz, flags), {symbol: (vaddr, size)})"""
-    with open(path, "rb") as f:
-        data = f.read()
-    phoff = struct.unpack_from("<Q", data, 32)[0]
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
-    segs = []
-    for i in range(phnum):
-        b = phoff + i * phentsize
-        ptype, flags, off, vaddr, _, filesz, memsz = struct.unpack_from("<IIQQQQQ", data, b)
-        if ptype == 1:
-            segs.append((off, vaddr, filesz, memsz, flags))
-    syms = {}
-    nm = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True, text=True).stdout
-    for l in nm.splitlines():
-        p = l.split()
-        if len(p) == 4 and p[2] in "tTwW":
-            syms[p[3]] = (int(p[0], 16), int(p[1], 16))
-    return segs, syms
+    return samples.load_segments(path), samples.symbols(path)
 
 
 def maps_lines(path, base, inode=None, shown=None):
@@ -77,18 +61,9 @@ def vaddr_to_off(path, v):
     raise ValueError("%#x not in a segment of %s" % (v, path))
 
 
-def record(t, tid, comm, frames, max_frames, nframes=None):
-    fr = list(frames) + [0] * (max_frames - len(frames))
-    return struct.pack("<QII16s%dQ" % max_frames, t, tid, len(frames) if nframes is None else nframes,
-                       comm.encode()[:16], *fr[:max_frames])
-
-
-def write_bin(path, recs, max_frames=8, count=None, dropped=0, hz=1000, tail=b""):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<5Q", MAGIC, len(recs) if count is None else count, dropped, max_frames, hz))
-        for r in recs:
-            f.write(record(*r, max_frames=max_frames))
-        f.write(tail)
+# The sample file format is tests/samples.py's: records of 8 frames, 1000 Hz unless said.
+record = samples.pack_record
+write_bin = functools.partial(samples.write_samples, max_frames=8)
 
 
 def sym(path, *args):
@@ -322,8 +297,8 @@ def case(name, files, want_rc, want=None, samples=None, args=()):
 
 B = "cpuprof.%d.bin" % PID
 M = "cpuprof.%d.maps" % PID
-rec_len = 32 + 8 * 8
-hdr = lambda count, mf: struct.pack("<5Q", MAGIC, count, 0, mf, 1000)
+rec_len = samples.record_size(8)
+hdr = lambda count, mf: samples.pack_header(count, 0, mf, 1000)
 r = sym("does-not-exist")
 if r.returncode != 2 or len(r.stderr.strip().split("\n")) != 1:
     problem("missing folder: rc %d stderr %r" % (r.returncode, r.stderr))
