@@ -23,12 +23,14 @@ several checkers names each one's lines with it.
 import atexit
 import os
 import sys
+import threading
 import traceback
 
 prefix = ""
 _checks = 0
 _failed = []
 _counted = None        # (failed, checks) when the count was last printed
+_lock = threading.Lock()  # checks from worker threads (judge_check.py's pool) count once each
 
 
 def _out(line):
@@ -38,10 +40,11 @@ def _out(line):
 
 def check(cond, msg):
     global _checks
-    _checks += 1
-    if not cond:
-        _failed.append(prefix + msg)
-        _out("FAIL: " + prefix + msg)
+    with _lock:
+        _checks += 1
+        if not cond:
+            _failed.append(prefix + msg)
+            _out("FAIL: " + prefix + msg)
     return bool(cond)
 
 

@@ -7,7 +7,8 @@ survive. Sample files are also read by a reimplementation of the reference harne
 _read_samples (cpuprof.py) and both readers must agree.
 
 Run by tests/t_tools_readers.sh from a scratch folder: readers_check.py PERFSCOPE_REPORT.
-It must never write outside the current folder. Standard library only.
+It must never write outside the current folder. Standard library only. Checks as tests/checks.py:
+one FAIL line per failed check, the count at the end, exit 1 when any failed.
 """
 
 import functools
@@ -21,16 +22,9 @@ import subprocess
 import sys
 
 import samples
+from checks import check, finish
 
 TOOL = sys.argv[1] if len(sys.argv) > 1 else "perfscope-report"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args):
@@ -452,9 +446,8 @@ def test_report():
 def main():
     for test in (test_samples, test_maps, test_phases, test_report):
         test()
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -4,7 +4,8 @@ output) on truncated, empty, garbage and hostile input: exit 2 with one line on 
 the file and what is wrong, nothing on stdout, no output file left behind; or, where the input is
 optional and not perfscope's own (a target's stdout), exit 0 without using it. Run by
 tests/t_tools_report_badinput.sh with $TOOLS/perfscope-report (the sanitizer build under
-make test-asan)."""
+make test-asan). Checks as tests/checks.py: one FAIL line per failed check, the count at the end,
+exit 1 when any failed."""
 import json
 import os
 import random
@@ -13,17 +14,10 @@ import shutil
 import subprocess
 import sys
 
+from checks import check, finish
 from samples import write_samples
 
 TOOL = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args, env=None):
@@ -291,9 +285,8 @@ def main():
     for t in (test_counters, test_hostile_values, test_profile, test_serial_mark, test_llama_bench_output,
               test_cases_file):
         t()
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

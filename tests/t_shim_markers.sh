@@ -146,19 +146,19 @@ check(out == b"" and err == b"", "the shim wrote output: %r %r" % (out[:200], er
 rows = samples.read_phases("out/phases.jsonl")
 got = collections.Counter((r["name"], r["event"]) for r in rows if r["source"] == "file")
 for key, n in sorted(expect.items()):
-    if key[0] not in ("wa", "wb") and got.get(key, 0) != n:
-        fail("phases.jsonl: %s %s: %d boundaries, expected %d" % (key[0][:20], key[1], got.get(key, 0), n))
+    check(key[0] in ("wa", "wb") or got.get(key, 0) == n,
+          "phases.jsonl: %s %s: %d boundaries, expected %d" % (key[0][:20], key[1], got.get(key, 0), n))
 for key, n in sorted(got.items()):
-    if key not in expect and key != ("long", "begin"):
-        fail("phases.jsonl: unexpected boundary %r x%d" % (key[0][:80], n))
+    check(key in expect or key == ("long", "begin"),
+          "phases.jsonl: unexpected boundary %r x%d" % (key[0][:80], n))
 if got.get(("long", "begin"), 0) > 1:
     fail("phases.jsonl: the long line gave %d boundaries" % got[("long", "begin")])
 for r in rows:
     key = (r["name"], r["event"])
     if key in exact_t and r["t_ns"] != exact_t[key]:
         fail("phases.jsonl: %s %s: t_ns %d, the line said t=%d" % (key[0], key[1], r["t_ns"], exact_t[key]))
-    if key == ("good2", "end") and str(r["attrs"].get("tokens")) != "9":
-        fail("phases.jsonl: the partial line's attrs %r, expected tokens=9" % r["attrs"])
+    check(key != ("good2", "end") or str(r["attrs"].get("tokens")) == "9",
+          "phases.jsonl: the partial line's attrs %r, expected tokens=9" % r["attrs"])
 # the two writers: each (writer, i, event) once, with its exact t
 seen = collections.Counter()
 for r in rows:
@@ -167,13 +167,13 @@ for r in rows:
         seen[(r["name"], i, r["event"])] += 1
         k = ("wa", "wb").index(r["name"])
         want_t = base + k * 10**6 + 2 * i + (r["event"] == "end")
-        if r["t_ns"] != want_t:
-            fail("phases.jsonl: %s i=%d %s: t_ns %d, the line said t=%d" % (r["name"], i, r["event"], r["t_ns"], want_t))
+        check(r["t_ns"] == want_t,
+              "phases.jsonl: %s i=%d %s: t_ns %d, the line said t=%d" % (r["name"], i, r["event"], r["t_ns"], want_t))
 for w in ("wa", "wb"):
     for i in range(N):
         for ev in ("begin", "end"):
-            if seen[(w, i, ev)] != 1:
-                fail("phases.jsonl: writer %s line i=%d %s: %d boundaries, expected 1" % (w, i, ev, seen[(w, i, ev)]))
+            check(seen[(w, i, ev)] == 1,
+                  "phases.jsonl: writer %s line i=%d %s: %d boundaries, expected 1" % (w, i, ev, seen[(w, i, ev)]))
 
 # perfscope.log: each bad line logged with its number; comments and blank lines not.
 require(os.path.exists("out/perfscope.log"), "no out/perfscope.log, though bad marker lines were written")

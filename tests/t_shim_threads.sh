@@ -122,8 +122,8 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
         lo_ok, hi_ok = bounds(expected, rel, absolute, expect_clock, n, len(events))
         if check_counts and not lo_ok <= n <= hi_ok:
             fail(label + ": " + "%s (tid %d): %d samples for %.3f s of CPU (%.3f s of it system time) at %d Hz, "
-                            "expected %.1f, within [%.1f, %.1f]"
-                            % (t["name"], t["tid"], n, cpu, t["sys_ns"] / 1e9, hz, expected, lo_ok, hi_ok))
+                 "expected %.1f, within [%.1f, %.1f]"
+                 % (t["name"], t["tid"], n, cpu, t["sys_ns"] / 1e9, hz, expected, lo_ok, hi_ok))
         if n == 0:
             fail(label + ": " + "%s: no samples" % t["name"])
             continue
@@ -133,7 +133,7 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
             fail(label + ": " + "%s: samples named %s" % (t["name"], dict(comms)))
         if in_exe < 0.9 * len(events):
             fail(label + ": " + "%s: only %d of %d sampling events have frame 0 in the executable's mapping"
-                            % (t["name"], in_exe, len(events)))
+                 % (t["name"], in_exe, len(events)))
         if in_fn < 0.95 * n:
             fail(label + ": " + "%s: only %d of %d samples are in %s (innermost frame in the executable)" % (t["name"], in_fn, n, t["fn"]))
 
