@@ -8,31 +8,20 @@ libraries' functions), each ending in one of LEAVES instruction addresses of its
 PATHS x LEAVES distinct stacks, about 29 x PATHS + LEAVES x PATHS distinct addresses. A path runs
 on one of the 8 threads (as code paths do: a worker's loop, the main thread's), every sample of a
 stack in the phase of its time. The number of samples changes nothing but the counts, so memory
-can be compared at equal distinct stacks."""
+can be compared at equal distinct stacks.
+
+The sample file format (and the ELF segments of the maps) is tests/samples.py's, the tests' one
+Python copy of it."""
 import os
 import random
 import struct
 import subprocess
 import sys
 
-MAGIC = 0x4c5053434f504531
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import samples  # noqa: E402  (tests/samples.py)
+
 FRAMES = 30
-
-
-def load_segments(path):
-    with open(path, "rb") as f:
-        data = f.read(1 << 16)
-    phoff = struct.unpack_from("<Q", data, 32)[0]
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
-    segs = []
-    with open(path, "rb") as f:
-        f.seek(phoff)
-        tab = f.read(phentsize * phnum)
-    for i in range(phnum):
-        ptype, flags, off, vaddr, _, filesz, memsz = struct.unpack_from("<IIQQQQQ", tab, i * phentsize)
-        if ptype == 1:
-            segs.append((off, vaddr, filesz, memsz, flags))
-    return segs
 
 
 def functions(path):
@@ -62,7 +51,7 @@ def main():
     base = 0x7f0000000000
     for lib in libs:
         ino = os.stat(lib).st_ino
-        for off, vaddr, filesz, memsz, flags in load_segments(lib):
+        for off, vaddr, filesz, memsz, flags in samples.load_segments(lib):
             s, e = base + (vaddr & ~0xfff), base + ((vaddr + memsz + 0xfff) & ~0xfff)
             perms = ("r" if flags & 4 else "-") + ("w" if flags & 2 else "-") + ("x" if flags & 1 else "-") + "p"
             maps.append("%x-%x %s %08x fe:00 %d %s" % (s, e, perms, off & ~0xfff, ino, lib))
@@ -80,8 +69,8 @@ def main():
     t0 = 10 ** 12
     step = 1_000_000  # 1 ms of CPU a sample
     with open(os.path.join(out, "cpuprof.%d.bin" % pid), "wb") as f:
-        f.write(struct.pack("<5Q", MAGIC, n, 0, FRAMES, 1000))
-        head = struct.Struct("<QII16s")
+        f.write(samples.pack_header(n, 0, FRAMES, 1000))
+        head = samples.RECORD_HEAD   # then the FRAMES frames, packed once per distinct stack
         comms = [("worker-%d" % k).encode() for k in range(8)]
         chunk = []
         for i in range(n):

@@ -13,7 +13,8 @@ compare.py's rules (the reference harness's A/B judgement).
    noise floors.
 
 Run by tests/t_tools_judge.sh from a scratch folder: judge_check.py PERFSCOPE_REPORT REFERENCE.
-It must never write outside the current folder. Standard library only.
+It must never write outside the current folder. Standard library only. Checks as tests/checks.py:
+one FAIL line per failed check, the count at the end, exit 1 when any failed.
 """
 
 import concurrent.futures
@@ -27,10 +28,11 @@ import subprocess
 import sys
 import types
 
+from checks import check, finish
+
 TOOL = sys.argv[1] if len(sys.argv) > 1 else "perfscope-report"
 REFERENCE = sys.argv[2] if len(sys.argv) > 2 else ""
 RANDOM_CASES = int(os.environ.get("JUDGE_RANDOM_CASES", "200"))
-failures = []
 KEYS = {
     "prefill_tps": ("throughput", "prefill", "tokens_per_s"),
     "decode_tps": ("throughput", "decode", "tokens_per_s"),
@@ -42,13 +44,6 @@ KEYS = {
     "decode_j_per_token": ("energy", "decode_j_per_token"),
 }
 ABSENT = object()
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run_tool(*args):
@@ -641,12 +636,8 @@ def main():
         exactness(REFERENCE)
     else:
         print(f"# exactness against compare.py skipped: {REFERENCE or 'no reference path'} is absent")
-    if failures:
-        print(f"{len(failures)} checks failed")
-        return 1
-    print("all judge checks passed")
-    return 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -7,9 +7,11 @@ survive. Sample files are also read by a reimplementation of the reference harne
 _read_samples (cpuprof.py) and both readers must agree.
 
 Run by tests/t_tools_readers.sh from a scratch folder: readers_check.py PERFSCOPE_REPORT.
-It must never write outside the current folder. Standard library only.
+It must never write outside the current folder. Standard library only. Checks as tests/checks.py:
+one FAIL line per failed check, the count at the end, exit 1 when any failed.
 """
 
+import functools
 import json
 import os
 import random
@@ -19,16 +21,10 @@ import struct
 import subprocess
 import sys
 
-MAGIC = 0x4C5053434F504531
+import samples
+from checks import check, finish
+
 TOOL = sys.argv[1] if len(sys.argv) > 1 else "perfscope-report"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args):
@@ -51,40 +47,10 @@ def expect_refused(args, name, why, label):
 
 # ---------------------------------------------------------------- sample files
 
-def sample_record(t, tid, comm, frames, max_frames, nframes=None):
-    nframes = len(frames) if nframes is None else nframes
-    padded = list(frames[:max_frames]) + [0] * (max_frames - min(len(frames), max_frames))
-    return struct.pack(f"<QII16s{max_frames}Q", t, tid, nframes, comm.encode()[:16], *padded)
-
-
-def sample_file(path, records, max_frames=8, count=None, dropped=3, hz=997, cut=0, tail=b""):
-    body = b"".join(sample_record(*r, max_frames=max_frames) for r in records)
-    count = len(records) if count is None else count
-    data = struct.pack("<5Q", MAGIC, count, dropped, max_frames, hz) + body + tail
-    if cut:
-        data = data[:-cut]
-    with open(path, "wb") as f:
-        f.write(data)
-
-
-def reference_read_samples(path):
-    """The reference harness's _read_samples (cpuprof.py), rewritten: the header's count of
-    records of 32 + 8*max_frames bytes, stopping at the first short read; frames sliced to
-    nframes (a slice: clamped to max_frames)."""
-    with open(path, "rb") as f:
-        magic, count, dropped, max_frames, hz = struct.unpack("<5Q", f.read(40))
-        if magic != MAGIC:
-            raise ValueError("not a profile")
-        size = 32 + 8 * max_frames
-        out = []
-        for _ in range(count):
-            raw = f.read(size)
-            if len(raw) < size:
-                break
-            v = struct.unpack(f"<QII16s{max_frames}Q", raw)
-            comm = v[3].split(b"\0", 1)[0].decode("utf-8", "replace")
-            out.append((v[0], v[1], comm, tuple(v[4:4 + v[2]])))
-    return out, dropped, hz
+# The sample file format is tests/samples.py's: files of 8 frames a record, 3 dropped, 997 Hz
+# unless said; the reference harness's _read_samples (cpuprof.py), rewritten, is samples.py's too.
+sample_file = functools.partial(samples.write_samples, max_frames=8, dropped=3, hz=997)
+reference_read_samples = samples.reference_read_samples
 
 
 def dump_samples(path):
@@ -141,7 +107,7 @@ def test_samples():
     check(got and got[0] == (recs[0][0], recs[0][1], recs[0][2], tuple(recs[0][3])),
           "good sample file: first record as written")
 
-    size = 32 + 8 * 8
+    size = samples.record_size(8)
     sample_file("cut.bin", recs, cut=size - 17)  # 59 whole records, then 17 bytes of the 60th
     agree_with_reference("cut.bin", "cut mid-record", expect_records=59,
                          expect_note="mid-record")
@@ -187,7 +153,7 @@ def test_samples():
     open("empty.bin", "wb").close()
     expect_refused(["dump", "samples", "empty.bin"], "empty.bin", "empty", "empty sample file")
     with open("short-header.bin", "wb") as f:
-        f.write(struct.pack("<3Q", MAGIC, 1, 0)[:20])
+        f.write(struct.pack("<3Q", samples.MAGIC, 1, 0)[:20])
     expect_refused(["dump", "samples", "short-header.bin"], "short-header.bin", "truncated header",
                    "header cut at 20 bytes")
     expect_refused(["dump", "samples", "missing.bin"], "missing.bin", "No such file", "missing sample file")
@@ -448,7 +414,7 @@ def test_report():
 
     # A cut sample file is used up to the cut, and said so.
     with open("run/cpuprof.100.bin", "r+b") as f:
-        f.truncate(40 + 10 * (32 + 8 * 8) + 5)
+        f.truncate(samples.HEADER.size + 10 * samples.record_size(8) + 5)
     rc, out, err = run("dump", "run", "run")
     check(rc == 0 and "ends mid-record" in out, f"report: cut sample file used ({err.strip()})")
     check(re.search(r"cpuprof.100.bin  pid 100  samples 10 ", out) is not None,
@@ -480,9 +446,8 @@ def test_report():
 def main():
     for test in (test_samples, test_maps, test_phases, test_report):
         test()
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -4,25 +4,20 @@ output) on truncated, empty, garbage and hostile input: exit 2 with one line on 
 the file and what is wrong, nothing on stdout, no output file left behind; or, where the input is
 optional and not perfscope's own (a target's stdout), exit 0 without using it. Run by
 tests/t_tools_report_badinput.sh with $TOOLS/perfscope-report (the sanitizer build under
-make test-asan)."""
+make test-asan). Checks as tests/checks.py: one FAIL line per failed check, the count at the end,
+exit 1 when any failed."""
 import json
 import os
 import random
 import re
 import shutil
-import struct
 import subprocess
 import sys
 
+from checks import check, finish
+from samples import write_samples
+
 TOOL = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args, env=None):
@@ -79,9 +74,8 @@ def make_run(d, counters=GOOD_COUNTERS, samples=False):
             for c in counters:
                 f.write(json.dumps(c) + "\n")
     if samples:
-        rec = struct.pack("<QII16s4Q", 1500000000, 7, 1, b"main", 0x401000, 0, 0, 0)
-        with open(os.path.join(d, "cpuprof.7.bin"), "wb") as f:
-            f.write(struct.pack("<5Q", 0x4C5053434F504531, 1, 0, 4, 199) + rec)
+        write_samples(os.path.join(d, "cpuprof.7.bin"), [(1500000000, 7, "main", [0x401000])],
+                      max_frames=4, dropped=0, hz=199)
         with open(os.path.join(d, "cpuprof.7.maps"), "w") as f:
             f.write("00400000-00500000 r-xp 00000000 fd:01 11 /nonexistent/engine\n")
 
@@ -291,9 +285,8 @@ def main():
     for t in (test_counters, test_hostile_values, test_profile, test_serial_mark, test_llama_bench_output,
               test_cases_file):
         t()
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

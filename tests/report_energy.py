@@ -1,5 +1,7 @@
 """report_energy.py: `perfscope-report OUT` on runs whose counters are known exactly, run by
-tests/t_report_energy.sh from a scratch folder (python3, standard library only).
+tests/t_tools_report_energy.sh from a scratch folder with $TOOLS/perfscope-report (the sanitizer
+build under make test-asan) and the shim ($SHIM, always the normal build) (python3, standard
+library only; checks as tests/checks.py: one FAIL line per failed check, the count at the end).
 
 A fake RAPL driver (a thread here) keeps a powercap tree's energy_uj files at the energy of a
 known power schedule, rewritten every 10 ms; the target, a Python script under the shim, sets
@@ -26,7 +28,8 @@ import threading
 import time
 
 import shimlib
-from shimlib import check, info
+from checks import check, finish, require
+from shimlib import info
 
 TOOL = sys.argv[1]
 FAKE_NVML = sys.argv[2]
@@ -187,7 +190,7 @@ def run_target(out, plan, env_extra, timeout=60):
 
 def report(out):
     p = subprocess.run([TOOL, out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0, "report %s: exit %d: %s" % (out, p.returncode, p.stderr.strip()))
+    require(p.returncode == 0, "report %s: exit %d: %s" % (out, p.returncode, p.stderr.strip()))
     with open(os.path.join(out, "run.json")) as f:
         run = json.load(f)
     with open(os.path.join(out, "report.md")) as f:
@@ -408,4 +411,4 @@ def test_no_counters():
 if __name__ == "__main__":
     for t in (test_full, test_killed, test_no_counters):
         t()
-    print("report_energy: all checks passed")
+    finish()

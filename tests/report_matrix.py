@@ -1,5 +1,7 @@
 """report_matrix.py: `perfscope-report matrix` on two scripted builds, run by
-tests/t_report_matrix.sh from a scratch folder (python3, standard library only).
+tests/t_tools_report_matrix.sh from a scratch folder with $TOOLS/perfscope-report (the sanitizer
+build under make test-asan; the engines run under $SHIM, the normal build) (python3, standard
+library only; checks as tests/checks.py: one FAIL line per failed check, the count at the end).
 
 Build A's engine spends 150 ms on 300 prefill tokens and 200 ms on 100 decode tokens; build B's
 is slower at prefill (187.5 ms) and faster at decode (160 ms). The markers carry t= values set
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from samples import check
+from checks import check, finish, require
 
 TOOL = sys.argv[1]
 SHIM = os.environ["SHIM"]
@@ -123,12 +125,12 @@ def test_ab():
                        {"label": "no model", "model": "missing.gguf"}]}
     t0 = time.monotonic()
     p = matrix(cases, "--a", "A=A", "--b", "B=B", "--precheck", "off", "--timeout", "3")
-    check(p.returncode == 0, "matrix exit %d: %s" % (p.returncode, p.stderr))
+    require(p.returncode == 0, "matrix exit %d: %s" % (p.returncode, p.stderr))
     print("# matrix A/B: %.1f s" % (time.monotonic() - t0))
     t = load("out")
     check(t["a"] == "A" and t["b"] == "B" and t["order"] == "ABBA", "header %s" % {k: t[k] for k in "a b order".split()})
     by = {c["label"]: c for c in t["cases"]}
-    check(list(by) == ["mixed", "llama bench", "crash", "hang", "no model"], "cases %s" % list(by))
+    require(list(by) == ["mixed", "llama bench", "crash", "hang", "no model"], "cases %s" % list(by))
     mixed = by["mixed"]
     check(mixed["verdict"] == "tradeoff" and mixed["worse"] == ["prefill_tps"] and mixed["better"] == ["decode_tps"],
           "mixed: %s worse %s better %s" % (mixed["verdict"], mixed["worse"], mixed["better"]))
@@ -181,7 +183,7 @@ def test_self():
                           {"label": "other", "binary": "engine"}]},
                "--a", "A=A", "--b", "A2=A", "--precheck", "off", "--order", "ABAB",
                "--only", "^(mixed|llama)$", out="self")
-    check(p.returncode == 0, "self matrix exit %d: %s" % (p.returncode, p.stderr))
+    require(p.returncode == 0, "self matrix exit %d: %s" % (p.returncode, p.stderr))
     t = load("self")
     check([c["label"] for c in t["cases"]] == ["mixed", "llama"], "--only: %s" % [c["label"] for c in t["cases"]])
     for c in t["cases"]:
@@ -197,7 +199,7 @@ def test_noise():
         json.dump({"mixed": {"decode_tps": 0.3, "prefill_tps": 0.3}}, f)
     p = matrix({"cases": [{"label": "mixed", "binary": "engine"}]}, "--a", "A=A", "--b", "B=B",
                "--precheck", "off", "--order", "AB", "--noise", "noise.json", out="noisy")
-    check(p.returncode == 0, "noise matrix exit %d: %s" % (p.returncode, p.stderr))
+    require(p.returncode == 0, "noise matrix exit %d: %s" % (p.returncode, p.stderr))
     c = load("noisy")["cases"][0]
     check(c["verdict"] == "neutral" and c["metrics"]["decode_tps"]["verdict"] == "same" and
           c["metrics"]["decode_tps"]["ratio"] == 1.25, "with a 30%% floor: %s" % json.dumps(c["metrics"]))
@@ -217,7 +219,7 @@ def test_interrupt():
             pidfile = d
             break
         time.sleep(0.05)
-    check(pidfile is not None, "the slow case started")
+    require(pidfile is not None, "the slow case started")
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=30)
     check(p.returncode == 130, "interrupted matrix exits 130: %d %s" % (p.returncode, err))
@@ -234,7 +236,7 @@ def test_interrupt():
 def test_precheck_skip():
     p = matrix({"cases": [{"label": "mixed", "binary": "engine"}]}, "--a", "A=A", "--b", "B=B",
                "--precheck", "skip", "--order", "AB", out="skip")
-    check(p.returncode == 0, "skip matrix exit %d: %s" % (p.returncode, p.stderr))
+    require(p.returncode == 0, "skip matrix exit %d: %s" % (p.returncode, p.stderr))
     c = load("skip")["cases"][0]
     for a in c["arms"]:
         clean = a["machine_before"]["clean"]
@@ -248,4 +250,4 @@ if __name__ == "__main__":
     build("B", {"prefill": 0.1875, "decode": 0.16})
     for t in (test_ab, test_self, test_noise, test_interrupt, test_precheck_skip):
         t()
-    print("report_matrix: all checks passed")
+    finish()

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Test runner: runs every tests/t_*.sh (or those whose name contains $1), each in its own
 # temporary folder, with a time limit; exit 0 passes, 77 skips, anything else fails.
+# Each test gets ROOT, BUILD, SHIM (always $BUILD's shim) and TOOLS, where the tools are taken
+# from: $ROOT/$PERFSCOPE_TOOLS, else $BUILD (make test-asan: PERFSCOPE_TOOLS=build-asan, filter
+# "tools", so every test that runs a tool is named t_tools_*). Helpers and the check
+# convention: tests/lib.sh, tests/checks.py.
 # Ends with the one summary line CI reads: "N passed, N failed[, N skipped]".
 set -u
 cd "$(dirname "$0")/.."

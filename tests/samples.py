@@ -1,4 +1,6 @@
-"""samples.py: readers for what the shim writes, for the tests (python3, standard library only).
+"""samples.py: the one Python copy of the formats the shim writes, for the tests and the benches
+(python3, standard library only): readers for every file of a run folder, and writers of sample
+files (synthetic and hostile ones, for the tools' tests and bench/symbolize_gen.py).
 
 Formats (DESIGN 2.1, 2.2, 3):
 - cpuprof.<pid>[.<n>].bin: 40-byte header (u64 magic, count, dropped, max_frames, hz), then
@@ -6,6 +8,8 @@ Formats (DESIGN 2.1, 2.2, 3):
   char comm[16], u64 frames[max_frames]), little endian, no padding. A file may end mid-record.
 - cpuprof.<pid>[.<n>].maps: the text of /proc/PID/maps; each later snapshot starts with "# t=<ns>".
 - phases.jsonl, counters.jsonl, procs.jsonl: one JSON object a line; meta.json: one object.
+Also the PT_LOAD segments and function symbols of an ELF file (what a maps file maps).
+The checks' convention (check, require, ...) is tests/checks.py's, not this file's.
 """
 import bisect
 import json
@@ -13,10 +17,10 @@ import os
 import re
 import struct
 import subprocess
-import sys
 
 MAGIC = 0x4c5053434f504531
-HEADER = struct.Struct("<5Q")
+HEADER = struct.Struct("<5Q")           # magic, count, dropped, max_frames, hz
+RECORD_HEAD = struct.Struct("<QII16s")  # time_ns, tid, nframes, comm; then max_frames u64 frames
 BIN_RE = re.compile(r"^cpuprof\.(\d+)(?:\.(\d+))?\.bin$")
 
 
@@ -45,7 +49,7 @@ class SampleFile:
             raise ValueError("%s: bad magic %#x" % (path, self.magic))
         if not 1 <= self.max_frames <= 256:
             raise ValueError("%s: max_frames %d outside 1..256" % (path, self.max_frames))
-        self.record_size = 32 + 8 * self.max_frames
+        self.record_size = record_size(self.max_frames)
         body = len(data) - HEADER.size
         self.records_in_file = body // self.record_size
         self.partial_tail = body % self.record_size  # bytes of a record cut short
@@ -65,6 +69,32 @@ class SampleFile:
 
 def read_samples(path, beyond_count=False):
     return SampleFile(path, beyond_count)
+
+
+def record_size(max_frames):
+    return RECORD_HEAD.size + 8 * max_frames
+
+
+def pack_header(count, dropped, max_frames, hz, magic=MAGIC):
+    return HEADER.pack(magic, count, dropped, max_frames, hz)
+
+
+def pack_record(t, tid, comm, frames, max_frames, nframes=None):
+    """One record of a file of max_frames frames: `frames` cut or padded with zeros to it, comm
+    (str or bytes) cut to 16 bytes; nframes len(frames) unless given (a hostile file's lie)."""
+    nframes = len(frames) if nframes is None else nframes
+    fr = list(frames[:max_frames]) + [0] * (max_frames - min(len(frames), max_frames))
+    comm = comm.encode() if isinstance(comm, str) else comm
+    return RECORD_HEAD.pack(t, tid, nframes, comm[:16]) + struct.pack("<%dQ" % max_frames, *fr)
+
+
+def write_samples(path, records, max_frames, count=None, dropped=0, hz=1000, tail=b"", cut=0):
+    """A sample file of `records` [(t, tid, comm, frames)]: the header (count: len(records) unless
+    given), the records, then `tail`; the last `cut` bytes left off."""
+    data = pack_header(len(records) if count is None else count, dropped, max_frames, hz)
+    data += b"".join(pack_record(*r, max_frames=max_frames) for r in records) + tail
+    with open(path, "wb") as f:
+        f.write(data[:-cut] if cut else data)
 
 
 def reference_read_samples(path):
@@ -95,15 +125,17 @@ def reference_read_samples(path):
 
 
 def check_reference_reader(path):
-    """Raise AssertionError unless the reference reader's logic reads `path` exactly as we do."""
+    """A check (tests/checks.py require: the checker stops on a failure) that the reference
+    reader's logic reads `path` exactly as we do; returns the number of samples read."""
+    from checks import require
     ours = SampleFile(path)
     theirs, dropped, hz = reference_read_samples(path)
-    assert dropped == ours.dropped and hz == ours.hz, "%s: header differs" % path
-    assert len(theirs) == len(ours.samples), "%s: reference reads %d samples, we read %d" % (
-        path, len(theirs), len(ours.samples))
-    for a, b in zip(theirs, ours.samples):
-        assert (a[0], a[1], a[2], list(a[3])) == (b.t, b.tid, b.comm, b.frames), (
-            "%s: reference reads %r, we read %r" % (path, a, b))
+    require(dropped == ours.dropped and hz == ours.hz, "%s: header differs" % path)
+    require(len(theirs) == len(ours.samples), "%s: reference reads %d samples, we read %d" % (
+        path, len(theirs), len(ours.samples)))
+    differ = [(a, b) for a, b in zip(theirs, ours.samples)
+              if (a[0], a[1], a[2], list(a[3])) != (b.t, b.tid, b.comm, b.frames)]
+    require(not differ, "%s: reference reads %r, we read %r" % ((path,) + (differ[0] if differ else (None, None))))
     return len(theirs)
 
 
@@ -164,7 +196,23 @@ def find_mapping(maps, addr):
     return None
 
 
-# ---- symbols (nm) ------------------------------------------------------------------------------
+# ---- ELF files: segments and symbols (nm) -------------------------------------------------------
+
+def load_segments(path):
+    """[(offset, vaddr, filesz, memsz, flags)] of the PT_LOAD program headers of a 64-bit ELF file."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff = struct.unpack_from("<Q", head, 32)[0]
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        f.seek(phoff)
+        tab = f.read(phentsize * phnum)
+    segs = []
+    for i in range(phnum):
+        ptype, flags, off, vaddr, _, filesz, memsz = struct.unpack_from("<IIQQQQQ", tab, i * phentsize)
+        if ptype == 1:
+            segs.append((off, vaddr, filesz, memsz, flags))
+    return segs
+
 
 def symbols(path):
     """{name: (value, size)} of the defined function symbols of an ELF file, from nm -S."""
@@ -280,13 +328,3 @@ def bin_files(out_dir):
     for v in files.values():
         v.sort()
     return files
-
-
-def die(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        die(msg)

@@ -1,28 +1,20 @@
-"""shimlib.py: running test targets with and without the shim, for the t_shim_*.sh tests."""
+"""shimlib.py: running test targets with and without the shim, for the t_shim_*.sh tests (and
+report_energy.py). Re-exports tests/checks.py's check, fail, require, die and finish: the tests'
+one check convention (one "FAIL: ..." line per failed check, the count at the end)."""
 import collections
 import os
 import signal
 import subprocess
 import sys
 import time
-import traceback
 
 import samples
-from samples import check, die  # noqa: F401  (re-exported for the tests)
+from checks import check, die, fail, finish, require  # noqa: F401  (re-exported for the tests)
 
 ROOT = os.environ["ROOT"]
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 SHIM = os.environ.get("SHIM", os.path.join(BUILD, "libperfscope.so"))
 TBUILD = os.path.join(BUILD, "tests")
-
-
-def _excepthook(tp, value, tb):
-    """An unexpected error (a missing file, an unreadable one) fails the test with one clear line."""
-    traceback.print_exception(tp, value, tb)
-    print("FAIL: %s: %s" % (tp.__name__, value), file=sys.stderr)
-
-
-sys.excepthook = _excepthook
 
 
 def target(name):
@@ -73,8 +65,8 @@ def run(argv, env, timeout=60, stdin=None, what=None):
 
 
 def expect_ok(res, what):
-    if res.rc != 0:
-        die("%s: exit status %s, stderr:\n%s" % (what, res.rc, res.stderr.decode("utf-8", "replace")[-3000:]))
+    """A check that the run exited 0; the checker stops when it did not."""
+    require(res.rc == 0, "%s: exit status %s, stderr:\n%s" % (what, res.rc, res.stderr.decode("utf-8", "replace")[-3000:]))
 
 
 def sig_name(rc):

@@ -145,21 +145,20 @@ check(out == b"" and err == b"", "the shim wrote output: %r %r" % (out[:200], er
 
 rows = samples.read_phases("out/phases.jsonl")
 got = collections.Counter((r["name"], r["event"]) for r in rows if r["source"] == "file")
-problems = []
 for key, n in sorted(expect.items()):
-    if key[0] not in ("wa", "wb") and got.get(key, 0) != n:
-        problems.append("%s %s: %d boundaries, expected %d" % (key[0][:20], key[1], got.get(key, 0), n))
+    check(key[0] in ("wa", "wb") or got.get(key, 0) == n,
+          "phases.jsonl: %s %s: %d boundaries, expected %d" % (key[0][:20], key[1], got.get(key, 0), n))
 for key, n in sorted(got.items()):
-    if key not in expect and key != ("long", "begin"):
-        problems.append("unexpected boundary %r x%d" % (key[0][:80], n))
+    check(key in expect or key == ("long", "begin"),
+          "phases.jsonl: unexpected boundary %r x%d" % (key[0][:80], n))
 if got.get(("long", "begin"), 0) > 1:
-    problems.append("the long line gave %d boundaries" % got[("long", "begin")])
+    fail("phases.jsonl: the long line gave %d boundaries" % got[("long", "begin")])
 for r in rows:
     key = (r["name"], r["event"])
     if key in exact_t and r["t_ns"] != exact_t[key]:
-        problems.append("%s %s: t_ns %d, the line said t=%d" % (key[0], key[1], r["t_ns"], exact_t[key]))
-    if key == ("good2", "end") and str(r["attrs"].get("tokens")) != "9":
-        problems.append("the partial line's attrs %r, expected tokens=9" % r["attrs"])
+        fail("phases.jsonl: %s %s: t_ns %d, the line said t=%d" % (key[0], key[1], r["t_ns"], exact_t[key]))
+    check(key != ("good2", "end") or str(r["attrs"].get("tokens")) == "9",
+          "phases.jsonl: the partial line's attrs %r, expected tokens=9" % r["attrs"])
 # the two writers: each (writer, i, event) once, with its exact t
 seen = collections.Counter()
 for r in rows:
@@ -168,18 +167,16 @@ for r in rows:
         seen[(r["name"], i, r["event"])] += 1
         k = ("wa", "wb").index(r["name"])
         want_t = base + k * 10**6 + 2 * i + (r["event"] == "end")
-        if r["t_ns"] != want_t:
-            problems.append("%s i=%d %s: t_ns %d, the line said t=%d" % (r["name"], i, r["event"], r["t_ns"], want_t))
+        check(r["t_ns"] == want_t,
+              "phases.jsonl: %s i=%d %s: t_ns %d, the line said t=%d" % (r["name"], i, r["event"], r["t_ns"], want_t))
 for w in ("wa", "wb"):
     for i in range(N):
         for ev in ("begin", "end"):
-            if seen[(w, i, ev)] != 1:
-                problems.append("writer %s line i=%d %s: %d boundaries, expected 1" % (w, i, ev, seen[(w, i, ev)]))
-if problems:
-    die("phases.jsonl:\n  " + "\n  ".join(problems[:40]))
+            check(seen[(w, i, ev)] == 1,
+                  "phases.jsonl: writer %s line i=%d %s: %d boundaries, expected 1" % (w, i, ev, seen[(w, i, ev)]))
 
 # perfscope.log: each bad line logged with its number; comments and blank lines not.
-check(os.path.exists("out/perfscope.log"), "no out/perfscope.log, though bad marker lines were written")
+require(os.path.exists("out/perfscope.log"), "no out/perfscope.log, though bad marker lines were written")
 log = open("out/perfscope.log", errors="replace").read().replace(markers, "MARKERS")
 mlines = [l for l in log.splitlines() if re.search(r"marker|line", l, re.I)]
 info("perfscope.log marker lines:\n#   " + "\n#   ".join(l[:200] for l in mlines))
@@ -211,11 +208,12 @@ for r in rows:
 seq = [(r["name"], r["event"], r["source"]) for r in rows]
 want = [("api_outer", "begin", "api"), ("api_inner", "begin", "api"), ("api_inner", "end", "api"),
         ("api_outer", "end", "api")]
-check(seq == want, "api boundaries %s, expected %s" % (seq, want))
+require(seq == want, "api boundaries %s, expected %s" % (seq, want))
 ts = [r["t_ns"] for r in rows]
 check(ts == sorted(ts) and res2.t0 <= ts[0] and ts[-1] <= res2.t1, "api boundary times %s not in order within the run" % ts)
 check(ts[1] - ts[0] >= 15_000_000 and ts[3] - ts[2] >= 15_000_000,
       "api boundaries not at the calls' times (20 ms of CPU between them): %s" % ts)
 check(str(rows[2]["attrs"].get("tokens")) == "42", "api_inner end: attrs %r, expected tokens 42" % rows[2]["attrs"])
 check("tokens" not in rows[3]["attrs"], "api_outer end (tokens -1): attrs %r, expected no tokens" % rows[3]["attrs"])
+finish()
 EOF

@@ -35,7 +35,7 @@ for p in phases:
 want = [("alpha", "begin"), ("alpha", "end"), ("beta", "begin"), ("beta", "end"), ("req", "begin"),
         ("gamma", "begin"), ("gamma", "end"), ("req", "end")]
 got = [(p["name"], p["event"]) for p in phases]
-check(got == want, "phases.jsonl boundaries %s, expected %s" % (got, want))
+require(got == want, "phases.jsonl boundaries %s, expected %s" % (got, want))
 for p in phases:
     check(p["source"] == "file", "boundary %s %s: source %r, expected \"file\"" % (p["name"], p["event"], p["source"]))
     check(isinstance(p.get("counters"), dict), "boundary %s %s: no counters object" % (p["name"], p["event"]))
@@ -74,7 +74,7 @@ ivs = samples.intervals(phases)
 fns = {"alpha": "burn_alpha", "beta": "burn_beta", "gamma": "burn_gamma", "req": "burn_delta", None: "burn_none"}
 ranges = samples.runtime_ranges(exe, "burn_alpha", rep["fn"]["burn_alpha"], list(rep["fn"]))
 files = samples.bin_files("out")
-check(res.pid in files, "no cpuprof.%d.bin in %s" % (res.pid, sorted(os.listdir("out"))))
+require(res.pid in files, "no cpuprof.%d.bin in %s" % (res.pid, sorted(os.listdir("out"))))
 sf = samples.read_samples(files[res.pid][0][1] + ".bin")
 per = collections.defaultdict(lambda: [0, 0])
 for s in sf.samples:
@@ -88,14 +88,12 @@ for s in sf.samples:
     if s.frames and lo <= s.frames[0] < hi:
         per[inner][1] += 1
 cpu = {"alpha": 0.3, "beta": 0.3, "gamma": 0.2, "req": 0.15, None: 0.2}  # burn_none: 4 calls of 0.05 s
-problems = []
 for name, fn in fns.items():
     n, ok = per[name]
     info("phase %-6s: %4d samples, %4d in %s" % (name, n, ok, fn))
     if n < 0.8 * cpu[name] * hz:
-        problems.append("phase %s: %d samples for about %.2f s of CPU at %d Hz" % (name, n, cpu[name], hz))
+        fail("phase %s: %d samples for about %.2f s of CPU at %d Hz" % (name, n, cpu[name], hz))
     elif ok < 0.95 * n:
-        problems.append("phase %s: %d of %d samples in %s (< 95%%)" % (name, ok, n, fn))
-if problems:
-    die("\n  ".join(problems))
+        fail("phase %s: %d of %d samples in %s (< 95%%)" % (name, ok, n, fn))
+finish()
 EOF

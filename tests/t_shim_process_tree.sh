@@ -38,7 +38,7 @@ def case(hz):
     expect_ok(res, "t_tree " + label)
     check(res.stderr == b"" and res.stdout == b"", "%s: output %r %r" % (label, res.stdout[:200], res.stderr[:300]))
     rep = {r["tag"]: r for r in samples.read_jsonl(report)}
-    check(sorted(rep) == sorted(["fork_exit", "fork__exit", "spawn", "system", "dlopen", "parent", "exec"]),
+    require(sorted(rep) == sorted(["fork_exit", "fork__exit", "spawn", "system", "dlopen", "parent", "exec"]),
           "%s: report has %s" % (label, sorted(rep)))
     P = res.pid
     check(rep["parent"]["pid"] == P and rep["exec"]["pid"] == P, "%s: the parent's pid is not %d" % (label, P))
@@ -60,7 +60,7 @@ def case(hz):
                 if samples.file_ranges(loaded[stem][1][0][1], exe)]
 
     def check_image(tag, pid, exe, fn, addr, cpu_s, stems):
-        check(stems, "%s: %s (pid %d): no cpuprof.%d[.n].bin whose maps name %s; files: %s"
+        require(stems, "%s: %s (pid %d): no cpuprof.%d[.n].bin whose maps name %s; files: %s"
               % (label, tag, pid, pid, exe, sorted(os.listdir(out))))
         check(len(stems) == 1, "%s: %s: several files for one image: %s" % (label, tag, stems))
         sf, snaps = loaded[stems[0]]
@@ -93,12 +93,12 @@ def case(hz):
         check_image(tag, r["pid"], burn, r["fn"], r["addr"], r["cpu_ns"] / 1e9, image_files(r["pid"], burn))
     # the parent before exec, and the exec'd image in the same pid
     pre = [stem for n, stem in files.get(P, []) if n == 0]
-    check(pre and samples.file_ranges(loaded[pre[0]][1][0][1], tree),
+    require(pre and samples.file_ranges(loaded[pre[0]][1][0][1], tree),
           "%s: cpuprof.%d.bin missing or not t_tree's: %s" % (label, P, files.get(P)))
     post = [stem for n, stem in files.get(P, []) if n != 0]
     check(post, "%s: exec: no new file for the new image of pid %d: %s" % (label, P, sorted(os.listdir(out))))
     post_img = image_files(P, burn)
-    check(post_img and post_img[0] in post, "%s: exec: the new image's file does not map t_burn: %s" % (label, post))
+    require(post_img and post_img[0] in post, "%s: exec: the new image's file does not map t_burn: %s" % (label, post))
     r = rep["parent"]
     sf_pre = check_image("parent", P, tree, r["fn"], r["addr"], 1.5 * SECS, pre)
     r = rep["exec"]
@@ -136,7 +136,7 @@ def case(hz):
             starts.setdefault(p.get("pid"), p)
     for tag in ("fork_exit", "fork__exit", "spawn", "system", "parent"):
         pid = rep[tag]["pid"]
-        check(pid in starts, "%s: procs.jsonl has no start line for %s (pid %d)" % (label, tag, pid))
+        require(pid in starts, "%s: procs.jsonl has no start line for %s (pid %d)" % (label, tag, pid))
     for tag in ("fork_exit", "fork__exit"):
         check(starts[rep[tag]["pid"]].get("ppid") == P, "%s: procs.jsonl: %s's ppid %r, expected %d"
               % (label, tag, starts[rep[tag]["pid"]].get("ppid"), P))
@@ -144,4 +144,5 @@ def case(hz):
 
 for hz in map(int, sys.argv[1:]):
     case(hz)
+finish()
 EOF

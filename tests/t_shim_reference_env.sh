@@ -25,7 +25,7 @@ expect_ok(res, "t_burn with the reference harness's variables")
 check(res.stdout == b"" and res.stderr == b"", "output %r %r" % (res.stdout, res.stderr[:300]))
 rep = samples.read_jsonl("report.json")[0]
 path = os.path.join(run_dir, "cpuprof.%d.bin" % res.pid)
-check(os.path.exists(path), "no %s; the run folder holds %s" % (path, sorted(os.listdir(run_dir))))
+require(os.path.exists(path), "no %s; the run folder holds %s" % (path, sorted(os.listdir(run_dir))))
 check(not os.path.exists("perfscope-out"), "the shim also wrote to its default folder perfscope-out")
 
 got, dropped, rate = samples.reference_read_samples(path)
@@ -57,4 +57,5 @@ want = rep["cpu_ns"] / 1e9 * hz
 info("%d samples (CPU x rate %.1f), %d dropped, %d with frame 0 in t_burn by the reference maps logic" % (len(got), want, dropped, in_exe))
 check(len(got) >= 0.9 * want, "%d samples for %.3f s of CPU at %d Hz" % (len(got), rep["cpu_ns"] / 1e9, hz))
 check(in_exe >= 0.9 * len(got), "only %d of %d samples resolve to t_burn through the reference maps logic" % (in_exe, len(got)))
+finish()
 EOF2

@@ -6,6 +6,7 @@
 # handler, no sample files, no files created by the root-privileged process beyond perfscope.log,
 # same output, at most one line on stderr. A control run of the same target, not setuid, shows
 # that the shim loaded this way does measure (else the secure run would prove nothing).
+# The checks of the secure run go on after a failure (lib.sh check), the count at the end.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -38,12 +39,12 @@ out=$(setpriv --reuid="$nobody_uid" --regid="$nobody_gid" --clear-groups \
 rc=$?
 note "setuid run: exit $rc, stdout: $out, stderr: $(cat suid.err)"
 [ "$out" = "not secure" ] && skip "the setuid copy did not run secure (nosuid mount?)"
-[ $rc = 0 ] || fail "setuid target under the shim: exit $rc, stdout $out, stderr $(cat suid.err)"
-[ "$out" = "secure 1 sigprof dfl" ] || fail "setuid target: expected 'secure 1 sigprof dfl' (not measured), got '$out'"
-[ "$(wc -l <suid.err)" -le 1 ] || fail "setuid target: more than one line on stderr: $(cat suid.err)"
-[ ! -e "$d/markers" ] || fail "the shim created the markers file $d/markers in a setuid target"
+check "setuid target under the shim: exit $rc, stdout $out, stderr $(cat suid.err)" [ $rc = 0 ]
+check "setuid target: expected 'secure 1 sigprof dfl' (not measured), got '$out'" [ "$out" = "secure 1 sigprof dfl" ]
+check "setuid target: more than one line on stderr: $(cat suid.err)" [ "$(wc -l <suid.err)" -le 1 ]
+check "the shim created the markers file $d/markers in a setuid target" [ ! -e "$d/markers" ]
 if [ -e "$d/out" ]; then
     extra=$(cd "$d/out" && ls -A | grep -vx perfscope.log)
-    [ -z "$extra" ] || fail "the shim wrote into PERFSCOPE_OUT of a setuid target: $extra"
+    check "the shim wrote into PERFSCOPE_OUT of a setuid target: $extra" [ -z "$extra" ]
 fi
-exit 0
+checks_done

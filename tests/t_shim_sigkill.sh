@@ -37,14 +37,14 @@ p.send_signal(signal.SIGKILL)
 out, err = p.communicate(timeout=30)
 check(p.returncode == -signal.SIGKILL, "t_spin ended with %s, not SIGKILL" % sig_name(p.returncode))
 files = samples.bin_files("out")
-check(p.pid in files, "no cpuprof.%d.bin after SIGKILL: %s" % (p.pid, sorted(os.listdir("out"))))
+require(p.pid in files, "no cpuprof.%d.bin after SIGKILL: %s" % (p.pid, sorted(os.listdir("out"))))
 stem = files[p.pid][0][1]
 sf = samples.read_samples(stem + ".bin")
 n_ref = samples.check_reference_reader(stem + ".bin")
 allrec = samples.read_samples(stem + ".bin", beyond_count=True)
 info("header count %d, %d whole records in the file (%d stray bytes), reference reader %d, dropped %d"
      % (sf.count, sf.records_in_file, sf.partial_tail, n_ref, sf.dropped))
-check(sf.samples, "no samples in %s.bin" % stem)
+require(sf.samples, "no samples in %s.bin" % stem)
 ts = [s.t for s in sf.samples]
 span = (max(ts) - min(ts)) / 1e9
 tids = collections.Counter(s.tid for s in sf.samples)
@@ -56,7 +56,7 @@ check(len(tids) >= 2 and min(tids.values()) >= 0.25 * len(sf.samples),
 # minus 0.3 s) x rate
 for tid, n in tids.items():
     cpu = cpu_at_kill.get(tid)
-    check(cpu is not None, "samples of thread %d, which was not in the process at the kill (%s)" % (tid, sorted(cpu_at_kill)))
+    require(cpu is not None, "samples of thread %d, which was not in the process at the kill (%s)" % (tid, sorted(cpu_at_kill)))
     info("thread %d: %.2f s of CPU at the kill, %d samples kept" % (tid, cpu, n))
     check(n >= 0.9 * (cpu - 0.3) * hz, "thread %d: %d samples kept of its %.2f s of CPU at %d Hz" % (tid, n, cpu, hz))
 samples.read_maps(stem + ".maps")
@@ -72,4 +72,5 @@ check(part.truncated and len(part.samples) == keep, "a file cut mid-record reads
 check(samples.check_reference_reader("cut.bin") == keep, "the reference reader's logic reads the cut file differently")
 meta = samples.read_meta("out/meta.json")
 check(meta.get("status") == "running", "meta.json status %r after SIGKILL, expected \"running\"" % meta.get("status"))
+finish()
 EOF2

@@ -22,7 +22,6 @@ hz = int(sys.argv[1])
 exe = target("t_deep")
 syms = samples.symbols(exe)
 chain = ["burn_leaf"] + ["deep_%d" % i for i in range(39, -1, -1)] + ["main"]
-failed = []
 
 for unwind, maxf in (("libunwind", None), ("fp", None), ("libunwind", 8), ("fp", 8)):
     what = "PERFSCOPE_UNWIND=%s PERFSCOPE_MAX_FRAMES=%s" % (unwind, maxf or "(default)")
@@ -64,9 +63,6 @@ for unwind, maxf in (("libunwind", None), ("fp", None), ("libunwind", 8), ("fp",
     elif good < 0.95 * len(leaf):
         problems.append("%d of %d samples in burn_leaf have the chain %s..%s; e.g. %s"
                         % (good, len(leaf), want[0], want[-1], example))
-    if problems:
-        print("FAIL: %s: %s" % (what, "; ".join(problems)), file=sys.stderr)
-        failed.append(what)
-if failed:
-    die("failed: %s" % ", ".join(failed))
+    check(not problems, "%s: %s" % (what, "; ".join(problems)))
+finish()
 EOF2

@@ -40,13 +40,12 @@ for name, argv in cases.items():
             u0 = user_cpu()
             res = run(argv, shim_env(out, HZ=HZ, UNWIND=unwind), timeout=60, what=label)
             cpu = user_cpu() - u0
-            if res.rc != 0:
-                die("%s: %s; stderr: %r" % (label, sig_name(res.rc), res.stderr[-2000:]))
+            require(res.rc == 0, "%s: %s; stderr: %r" % (label, sig_name(res.rc), res.stderr[-2000:]))
             check(res.stdout == base.stdout, "%s: stdout differs:\n%s\nwithout the shim:\n%s"
                   % (label, res.stdout.decode(errors="replace"), base.stdout.decode(errors="replace")))
             check(res.stderr == base.stderr, "%s: stderr differs: %r" % (label, res.stderr[-2000:]))
             files = samples.bin_files(out)
-            check(res.pid in files, "%s: no cpuprof.%d.bin" % (label, res.pid))
+            require(res.pid in files, "%s: no cpuprof.%d.bin" % (label, res.pid))
             sf = samples.read_samples(files[res.pid][0][1] + ".bin")
             meta = samples.read_meta(os.path.join(out, "meta.json"))
             check(meta.get("status") == "ok", "%s: meta.json status %r" % (label, meta.get("status")))
@@ -55,4 +54,5 @@ for name, argv in cases.items():
                  % (label, cpu, len(sf.samples), len(sf.samples) / max(cpu, 1e-9), sf.dropped, guarded))
             check(len(sf.samples) >= 0.5 * cpu * HZ, "%s: %d samples for %.2f s of user CPU at %d Hz"
                   % (label, len(sf.samples), cpu, HZ))
+finish()
 EOF2

@@ -33,4 +33,5 @@ info("boundaries: %s" % [(r["name"], r["event"], r["pid"], r.get("line")) for r 
 check(got == [("load", "begin"), ("load", "end")], "want load begin, load end once each, got %s" % got)
 check(rows[-1].get("line") == 3, "line numbers go on across the handover: %s" % rows[-1].get("line"))
 check(len({r["pid"] for r in rows}) == 2, "the second boundary should come from the new leader")
+finish()
 EOF2

@@ -24,7 +24,7 @@ for clock in sys.argv[1:]:
     res = run([target("t_churn")], shim_env(out, HZ=997, CLOCK=clock), what=what)
     expect_ok(res, what)
     m = pat.match(res.stdout)
-    check(m and res.stderr == b"", "%s: output %r %r" % (what, res.stdout, res.stderr[:300]))
+    require(m and res.stderr == b"", "%s: output %r %r" % (what, res.stdout, res.stderr[:300]))
     fds0, fds1, tm0, tm1, nthreads = map(int, m.groups())
     info("%s: descriptors %d -> %d, POSIX timers %d -> %d over %d threads" % (what, fds0, fds1, tm0, tm1, nthreads))
     check(fds1 <= fds0 + 1, "%s: %d descriptors open after %d threads came and went, %d before: the threads' events leak"
@@ -41,4 +41,5 @@ for clock in sys.argv[1:]:
         check(len(per) >= 0.8 * nthreads, "%s: only %d of %d threads have samples" % (what, len(per), nthreads))
         check(sum(per.values()) >= 0.8 * want, "%s: %d samples for the threads' %.2f s of CPU at 997 Hz"
               % (what, sum(per.values()), nthreads * 0.003))
+finish()
 EOF2

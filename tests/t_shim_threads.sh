@@ -26,6 +26,7 @@ if perf_events_allowed; then perf=1; fi
 python3 - "$perf" <<'EOF'
 import collections, os, sys
 import samples
+from checks import failures
 from shimlib import *
 
 perf_ok = sys.argv[1] == "1"
@@ -67,7 +68,7 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
     check(res.stderr == b"", "%s: the shim wrote to stderr: %r" % (label, res.stderr[:300]))
     threads = samples.read_jsonl(report)
     files = samples.bin_files(out)
-    check(list(files) == [res.pid] and len(files[res.pid]) == 1,
+    require(list(files) == [res.pid] and len(files[res.pid]) == 1,
           "%s: expected exactly cpuprof.%d.bin, found %s" % (label, res.pid, sorted(os.listdir(out))))
     stem = files[res.pid][0][1]
     sf = samples.read_samples(stem + ".bin")
@@ -83,11 +84,12 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
 
     ranges = samples.runtime_ranges(exe, threads[0]["fn"], threads[0]["addr"], [t["fn"] for t in threads])
     by_tid = collections.defaultdict(list)
+    outside = [s.t for s in sf.samples if not res.t0 <= s.t <= res.t1]
+    check(not outside, "%s: sample time %d outside the run [%d, %d] (%d such samples)"
+          % (label, outside[0] if outside else 0, res.t0, res.t1, len(outside)))
     for s in sf.samples:
-        check(res.t0 <= s.t <= res.t1, "%s: sample time %d outside the run [%d, %d]" % (label, s.t, res.t0, res.t1))
         by_tid[s.tid].append(s)
     times = [s.t for s in sf.samples]
-    problems = []
     for t in threads:
         # from the moment the thread reached the target's code (main's exec and loader time is
         # before any sampler could start)
@@ -119,23 +121,21 @@ def case(hz, clock, expect_clock, rel, absolute, scale=1.0, check_counts=True):
                 len(events), in_exe, t["fn"], in_fn, dict(comms)))
         lo_ok, hi_ok = bounds(expected, rel, absolute, expect_clock, n, len(events))
         if check_counts and not lo_ok <= n <= hi_ok:
-            problems.append("%s (tid %d): %d samples for %.3f s of CPU (%.3f s of it system time) at %d Hz, "
-                            "expected %.1f, within [%.1f, %.1f]"
-                            % (t["name"], t["tid"], n, cpu, t["sys_ns"] / 1e9, hz, expected, lo_ok, hi_ok))
+            fail(label + ": " + "%s (tid %d): %d samples for %.3f s of CPU (%.3f s of it system time) at %d Hz, "
+                 "expected %.1f, within [%.1f, %.1f]"
+                 % (t["name"], t["tid"], n, cpu, t["sys_ns"] / 1e9, hz, expected, lo_ok, hi_ok))
         if n == 0:
-            problems.append("%s: no samples" % t["name"])
+            fail(label + ": " + "%s: no samples" % t["name"])
             continue
         if not check_counts:
             continue          # a short run, too few samples for the ratios below
         if comms.most_common(1)[0][0] != t["name"]:
-            problems.append("%s: samples named %s" % (t["name"], dict(comms)))
+            fail(label + ": " + "%s: samples named %s" % (t["name"], dict(comms)))
         if in_exe < 0.9 * len(events):
-            problems.append("%s: only %d of %d sampling events have frame 0 in the executable's mapping"
-                            % (t["name"], in_exe, len(events)))
+            fail(label + ": " + "%s: only %d of %d sampling events have frame 0 in the executable's mapping"
+                 % (t["name"], in_exe, len(events)))
         if in_fn < 0.95 * n:
-            problems.append("%s: only %d of %d samples are in %s (innermost frame in the executable)" % (t["name"], in_fn, n, t["fn"]))
-    if problems:
-        die("%s:\n  " % label + "\n  ".join(problems))
+            fail(label + ": " + "%s: only %d of %d samples are in %s (innermost frame in the executable)" % (t["name"], in_fn, n, t["fn"]))
 
     meta = samples.read_meta(os.path.join(out, "meta.json"))
     check(meta.get("status") == "ok", "%s: meta.json status %r, expected \"ok\"" % (label, meta.get("status")))
@@ -160,12 +160,16 @@ failed = []
 
 
 def attempt(fn, *args, **kw):
-    """Run one case; a failure is printed and remembered, and the other cases still run."""
+    """Run one case: its failed checks are printed and counted, the case remembered, and the other
+    cases still run (a require() stops only its case)."""
+    before = len(failures())
     try:
         fn(*args, **kw)
     except SystemExit as e:
         if e.code not in (0, None):
-            failed.append("%s%s" % (fn.__name__, args[:2]))
+            before = -1
+    if before < 0 or len(failures()) > before:
+        failed.append("%s%s" % (fn.__name__, args[:2]))
 
 
 if perf_ok:
@@ -193,7 +197,7 @@ def late(hz, clock, rel, absolute):
     expect_ok(res, label)
     threads = samples.read_jsonl(report)
     files = samples.bin_files(out)
-    check(res.pid in files, "%s: no cpuprof.%d.bin: %s" % (label, res.pid, os.listdir(out)))
+    require(res.pid in files, "%s: no cpuprof.%d.bin: %s" % (label, res.pid, os.listdir(out)))
     sf = samples.read_samples(files[res.pid][0][1] + ".bin")
     ranges = samples.runtime_ranges(target("t_late"), threads[0]["fn"], threads[0]["addr"], [t["fn"] for t in threads])
     for t in threads:
@@ -214,8 +218,10 @@ attempt(late, 199, "timer", 0.03, 3)
 if perf_ok:
     attempt(late, 997, "perf", 0.03, 3)
 if failed:
-    die("failed cases: %s" % ", ".join(failed))
+    info("failed cases: %s" % ", ".join(failed))
+    finish()
 if not perf_ok:
     print("perf events refused (perf_event_paranoid or seccomp): 997 Hz case not run")
     sys.exit(77)
+finish()
 EOF

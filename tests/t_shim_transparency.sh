@@ -48,7 +48,7 @@ def run_nc(argv, env, what):
 
 def samples_of(out, pid):
     files = samples.bin_files(out)
-    check(pid in files, "no cpuprof.%d.bin in %s: %s" % (pid, out, os.listdir(out) if os.path.isdir(out) else "-"))
+    require(pid in files, "no cpuprof.%d.bin in %s: %s" % (pid, out, os.listdir(out) if os.path.isdir(out) else "-"))
     return samples.read_samples(files[pid][0][1] + ".bin")
 
 
@@ -92,14 +92,14 @@ pat = re.compile(rb"^ticks (\d+) foreign (\d+)\n$")
 base = run([prof], plain_env(), what="t_sigprof")
 expect_ok(base, "t_sigprof without the shim")
 m = pat.match(base.stdout)
-check(m, "t_sigprof printed %r" % base.stdout)
+require(m, "t_sigprof printed %r" % base.stdout)
 b_ticks = int(m.group(1))
 for clock, rate in (("timer", 199), ("auto", hz)):
     what = "t_sigprof PERFSCOPE_CLOCK=%s HZ=%d" % (clock, rate)
     res = run([prof], shim_env("out-prof-%s" % clock, HZ=rate, CLOCK=clock), what=what)
     expect_ok(res, what)
     m = pat.match(res.stdout)
-    check(m, "%s: printed %r" % (what, res.stdout))
+    require(m, "%s: printed %r" % (what, res.stdout))
     ticks, foreign = int(m.group(1)), int(m.group(2))
     info("%s: %d ticks (%d without the shim), %d foreign SIGPROFs" % (what, ticks, b_ticks, foreign))
     check(ticks > 0 and 0.5 * b_ticks <= ticks <= 1.5 * b_ticks,
@@ -124,7 +124,7 @@ for mode, clock, rate in (("range", "auto", hz), ("loop", "auto", hz), ("closefr
     out = "out-close-%s" % mode
     res = run([cl, mode, d], shim_env(out, HZ=rate, CLOCK=clock), what=what)
     m = pat.match(res.stdout)
-    check(res.rc == 0 and m, "%s: %s, stdout %r, stderr %r" % (what, sig_name(res.rc), res.stdout, res.stderr[:300]))
+    require(res.rc == 0 and m, "%s: %s, stdout %r, stderr %r" % (what, sig_name(res.rc), res.stdout, res.stderr[:300]))
     check(res.stderr == b"", "%s: stderr %r" % (what, res.stderr[:300]))
     t_close, lines = int(m.group(1)), int(m.group(2))
     for i in (1, 2):
@@ -154,4 +154,5 @@ for clock, rate in (("auto", hz), ("timer", 199)):
     info("%s: the exec'd image has %r" % (what, res.stdout.decode(errors="replace")))
     check(res.stdout == base.stdout, "%s: descriptors leaked through exec (not close-on-exec): %s; without the shim: %s"
           % (what, res.stdout.decode(errors="replace").strip().replace("\n", "; "), base.stdout.decode(errors="replace").strip()))
+finish()
 EOF2

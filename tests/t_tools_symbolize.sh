@@ -10,10 +10,10 @@
 # Hostile folders: missing, empty, a cut or corrupt .bin, absurd max_frames, nframes over
 # max_frames, missing or garbage maps, broken phases/meta/procs/counters/perf map, random
 # corruption: exit 0 or 2 with one line, never a crash, never a partial or temporary file left.
+# Checks as tests/checks.py: one FAIL line per failed check, the count at the end.
 set -u
 . "$ROOT/tests/lib.sh"
-tool=${TOOLS:?}/perfscope-symbolize
-[ -x "$tool" ] || fail "$tool is not built (make $(basename "$TOOLS")/perfscope-symbolize)"
+need_tool perfscope-symbolize
 command -v addr2line >/dev/null || skip "addr2line (binutils) missing"
 # lib.sh rebuilds a target when its source changes; these also depend on sym_burn.h.
 for t in sym_target sym_dl.so sym_stripped.so; do
@@ -24,40 +24,19 @@ build_lib sym_dl
 build_lib sym_stripped -fno-toplevel-reorder
 strip --strip-all -o sym_stripped_s.so "$TBUILD/sym_stripped.so" || fail "strip failed"
 
-python3 - "$tool" <<'EOF'
-import json, os, random, re, shutil, stat, struct, subprocess, sys, time
+python3 - "$TOOL" <<'EOF'
+import functools, json, os, random, re, shutil, stat, subprocess, sys, time
+import samples
+from checks import check, fail, finish, require
 
 tool = sys.argv[1]
 TB = os.path.join(os.environ["BUILD"], "tests")
 EXE, DL, STRIPPED = os.path.join(TB, "sym_target"), os.path.join(TB, "sym_dl.so"), os.path.abspath("sym_stripped_s.so")
-MAGIC = 0x4c5053434f504531
-problems = []
-
-
-def problem(msg):
-    problems.append(msg)
-    print("# PROBLEM: " + msg)
 
 
 def elf(path):
     """(PT_LOAD segments (offset, vaddr, filesz, memsz, flags), {symbol: (vaddr, size)})"""
-    with open(path, "rb") as f:
-        data = f.read()
-    phoff = struct.unpack_from("<Q", data, 32)[0]
-    phentsize, phnum = struct.unpack_from("<HH", data, 54)
-    segs = []
-    for i in range(phnum):
-        b = phoff + i * phentsize
-        ptype, flags, off, vaddr, _, filesz, memsz = struct.unpack_from("<IIQQQQQ", data, b)
-        if ptype == 1:
-            segs.append((off, vaddr, filesz, memsz, flags))
-    syms = {}
-    nm = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True, text=True).stdout
-    for l in nm.splitlines():
-        p = l.split()
-        if len(p) == 4 and p[2] in "tTwW":
-            syms[p[3]] = (int(p[0], 16), int(p[1], 16))
-    return segs, syms
+    return samples.load_segments(path), samples.symbols(path)
 
 
 def maps_lines(path, base, inode=None, shown=None):
@@ -78,18 +57,9 @@ def vaddr_to_off(path, v):
     raise ValueError("%#x not in a segment of %s" % (v, path))
 
 
-def record(t, tid, comm, frames, max_frames, nframes=None):
-    fr = list(frames) + [0] * (max_frames - len(frames))
-    return struct.pack("<QII16s%dQ" % max_frames, t, tid, len(frames) if nframes is None else nframes,
-                       comm.encode()[:16], *fr[:max_frames])
-
-
-def write_bin(path, recs, max_frames=8, count=None, dropped=0, hz=1000, tail=b""):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<5Q", MAGIC, len(recs) if count is None else count, dropped, max_frames, hz))
-        for r in recs:
-            f.write(record(*r, max_frames=max_frames))
-        f.write(tail)
+# The sample file format is tests/samples.py's: records of 8 frames, 1000 Hz unless said.
+record = samples.pack_record
+write_bin = functools.partial(samples.write_samples, max_frames=8)
 
 
 def sym(path, *args):
@@ -158,7 +128,7 @@ for a in range(lo, lo + size):
         inl_addr, inl_line = a, out[0]
         break
 if inl_addr is None:
-    problem("no address of inline_outer that addr2line places in hot_inline's body (test setup)")
+    fail("no address of inline_outer that addr2line places in hot_inline's body (test setup)")
     inl_addr, inl_line = lo, "?"
 
 c_end = S["c_plain"][0] + S["c_plain"][1]      # a return address at the very end of c_plain
@@ -205,8 +175,7 @@ with open("good/counters.jsonl", "w") as f:
 
 r = sym("good")
 print("# good: rc %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
-if r.returncode != 0:
-    sys.exit("FAIL: good folder: exit %d: %s" % (r.returncode, r.stderr))
+require(r.returncode == 0, "good folder: exit %d: %s" % (r.returncode, r.stderr))
 prof = json.load(open("good/profile.json"))
 folded = {}
 for l in open("good/stacks.folded"):
@@ -216,8 +185,7 @@ print("# stacks.folded:\n#   " + "\n#   ".join("%s %d" % kv for kv in sorted(fol
 
 
 def expect_stack(line, why):
-    if line not in folded:
-        problem("%s: stacks.folded has no line %r" % (why, line))
+    check(line in folded, "%s: stacks.folded has no line %r" % (why, line))
 
 
 expect_stack("outer;c_plain", "a function")
@@ -230,52 +198,47 @@ expect_stack("(none);touched.so!0x%x;victim.so!0x%x" % (dl_off, dl_off), "replac
 expect_stack("(none);notelf.so!0x1010;zero!0x1010;fifo.so!0x1010;gone.so!0x1010", "unreadable, device, FIFO, deleted")
 expect_stack("(none);dl_burn", "snapshot 0")
 expect_stack("(none);c_plain", "snapshot 1, and the exec'd image")
-if folded.get("outer;c_plain") != 3 or folded.get("(none);c_plain") != 2:
-    problem("the other process and the exec'd image: outer;c_plain %r (expected 3), (none);c_plain %r (expected 2)"
-            % (folded.get("outer;c_plain"), folded.get("(none);c_plain")))
-if sum(folded.values()) != 13 or prof["samples"] != 13 or prof["empty_stacks"] != 1 or prof["dropped"] != 7:
-    problem("totals: folded %d, profile.json samples %s empty %s dropped %s (expected 13, 13, 1, 7)"
-            % (sum(folded.values()), prof["samples"], prof["empty_stacks"], prof["dropped"]))
+check(folded.get("outer;c_plain") == 3 and folded.get("(none);c_plain") == 2,
+      "the other process and the exec'd image: outer;c_plain %r (expected 3), (none);c_plain %r (expected 2)"
+      % (folded.get("outer;c_plain"), folded.get("(none);c_plain")))
+check(sum(folded.values()) == 13 and prof["samples"] == 13 and prof["empty_stacks"] == 1 and prof["dropped"] == 7,
+      "totals: folded %d, profile.json samples %s empty %s dropped %s (expected 13, 13, 1, 7)"
+      % (sum(folded.values()), prof["samples"], prof["empty_stacks"], prof["dropped"]))
 procs = sorted((x["pid"], x["image"], x["samples"]) for x in prof["processes"])
-if procs != [(PID, 0, 10), (PID, 1, 1), (PID + 1, 0, 2)]:
-    problem("processes %r" % procs)
+check(procs == [(PID, 0, 10), (PID, 1, 1), (PID + 1, 0, 2)], "processes %r" % procs)
 G = prof["groups"]
 busy = sorted((b["pid"], b["tid"], b["cpu_s"]) for b in G["outer"]["busiest_threads"])
-if busy != [(PID, 100, 0.001), (PID, 101, 0.001), (PID + 1, PID + 1, 0.004)]:
-    problem("outer busiest_threads %r: each sample weighs its own file's period (1 ms, 2 ms)" % busy)
-if not prof.get("mixed_rates"):
-    problem("files at 1000 and 500 Hz: mixed_rates should be true")
+check(busy == [(PID, 100, 0.001), (PID, 101, 0.001), (PID + 1, PID + 1, 0.004)],
+      "outer busiest_threads %r: each sample weighs its own file's period (1 ms, 2 ms)" % busy)
+check(prof.get("mixed_rates"), "files at 1000 and 500 Hz: mixed_rates should be true")
 for g, n in (("outer", 4), ("inner", 2), ("(none)", 7)):
-    if G.get(g, {}).get("samples") != n:
-        problem("group %s: %s samples, expected %d" % (g, G.get(g, {}).get("samples"), n))
-if G["inner"].get("wall_s") != 1.0 or G["outer"].get("wall_s") != 3.0 or G["outer"].get("tokens") != 5:
-    problem("walls/tokens: inner %r outer %r" % (G["inner"].get("wall_s"), G["outer"]))
+    check(G.get(g, {}).get("samples") == n,
+          "group %s: %s samples, expected %d" % (g, G.get(g, {}).get("samples"), n))
+check(G["inner"].get("wall_s") == 1.0 and G["outer"].get("wall_s") == 3.0 and G["outer"].get("tokens") == 5,
+      "walls/tokens: inner %r outer %r" % (G["inner"].get("wall_s"), G["outer"]))
 hot = [x for x in G["inner"]["self"] if x["name"] == "hot_inline"]
-if not hot or hot[0].get("hot_line") != inl_line:
-    problem("hot_inline hot_line %r, addr2line says %s" % (hot and hot[0].get("hot_line"), inl_line))
-if [t["name"] for t in G["inner"]["threads"]] != ["worker-#"] or len(G["inner"]["busiest_threads"]) != 2:
-    problem("inner threads %r busiest %r" % (G["inner"]["threads"], G["inner"]["busiest_threads"]))
+check(hot and hot[0].get("hot_line") == inl_line,
+      "hot_inline hot_line %r, addr2line says %s" % (hot and hot[0].get("hot_line"), inl_line))
+check([t["name"] for t in G["inner"]["threads"]] == ["worker-#"] and len(G["inner"]["busiest_threads"]) == 2,
+      "inner threads %r busiest %r" % (G["inner"]["threads"], G["inner"]["busiest_threads"]))
 status = {m["name"]: m["status"] for m in prof["modules"]}
 want = {"victim.so": "replaced", "touched.so": "modified", "gone.so": "deleted", "fifo.so": "unreadable",
         "zero": "unreadable", "notelf.so": "unreadable", "sym_target": "ok", "sym_stripped_s.so": "ok"}
 for k, v in want.items():
-    if status.get(k) != v:
-        problem("module %s: status %r, expected %r" % (k, status.get(k), v))
+    check(status.get(k) == v, "module %s: status %r, expected %r" % (k, status.get(k), v))
 for k in ("victim.so", "touched.so", "gone.so"):
-    if not any(k in w for w in prof["warnings"]):
-        problem("no warning about %s in %r" % (k, prof["warnings"]))
+    check(any(k in w for w in prof["warnings"]), "no warning about %s in %r" % (k, prof["warnings"]))
 tr = json.load(open("good/trace.json"))
 cs = [e for e in tr["traceEvents"] if e.get("ph") == "C" and e["name"] == "power (W)"
       and "package-0 (intel-rapl:0)" in e["args"]]
-if not cs or abs(cs[0]["args"]["package-0 (intel-rapl:0)"] - 1.0) > 1e-6:
-    problem("trace.json power counter %r, expected 1 W from the RAPL deltas" % cs[:1])
-if leftovers("good"):
-    problem("good: temporary files left: %s" % leftovers("good"))
+check(cs and abs(cs[0]["args"]["package-0 (intel-rapl:0)"] - 1.0) <= 1e-6,
+      "trace.json power counter %r, expected 1 W from the RAPL deltas" % cs[:1])
+check(not leftovers("good"), "good: temporary files left: %s" % leftovers("good"))
 
 # --trust-modified names the modified copy's code.
 r = sym("good", "--trust-modified")
-if r.returncode != 0 or "(none);dl_burn;victim.so!0x%x" % dl_off not in open("good/stacks.folded").read():
-    problem("--trust-modified: the modified copy should be symbolized: rc %d %s" % (r.returncode, open("good/stacks.folded").read()))
+check(r.returncode == 0 and "(none);dl_burn;victim.so!0x%x" % dl_off in open("good/stacks.folded").read(),
+      "--trust-modified: the modified copy should be symbolized: rc %d %s" % (r.returncode, open("good/stacks.folded").read()))
 
 # The executable's build id differs from the run's: flagged, never named.
 os.mkdir("exe_replaced")
@@ -284,8 +247,8 @@ shutil.copy("good/cpuprof.%d.maps" % PID, "exe_replaced/")
 json.dump(dict(meta, build_id="00" * 20), open("exe_replaced/meta.json", "w"))
 r = sym("exe_replaced")
 txt = open("exe_replaced/stacks.folded").read() if r.returncode == 0 else ""
-if r.returncode != 0 or "outer" in txt or "c_plain" in txt or "sym_target!0x" not in txt:
-    problem("executable with another build id: rc %d, stacks %r" % (r.returncode, txt[:300]))
+check(r.returncode == 0 and "outer" not in txt and "c_plain" not in txt and "sym_target!0x" in txt,
+      "executable with another build id: rc %d, stacks %r" % (r.returncode, txt[:300]))
 
 # ---------------------------------------------------------------- hostile folders
 good_bin = open("good/cpuprof.%d.bin" % PID, "rb").read()
@@ -301,36 +264,32 @@ def case(name, files, want_rc, want=None, samples=None, args=()):
     try:
         r = sym(d, *args)
     except subprocess.TimeoutExpired:
-        problem("%s: still running after 60 s" % name)
+        fail("%s: still running after 60 s" % name)
         return
     lines = r.stderr.strip().split("\n") if r.stderr.strip() else []
     print("# %-22s rc %d: %s" % (name, r.returncode, " | ".join(lines)[:300]))
-    if r.returncode != want_rc:
-        problem("%s: exit %d, expected %d: %s" % (name, r.returncode, want_rc, r.stderr[-2000:]))
-    if want_rc == 2 and len(lines) != 1:
-        problem("%s: %d lines on stderr, expected one" % (name, len(lines)))
-    if want and not re.search(want, r.stderr):
-        problem("%s: stderr %r does not match %r" % (name, r.stderr, want))
-    if want_rc == 2 and os.path.exists(os.path.join(d, "profile.json")):
-        problem("%s: profile.json written although nothing was usable" % name)
-    if leftovers(d):
-        problem("%s: temporary files left: %s" % (name, leftovers(d)))
+    check(r.returncode == want_rc,
+          "%s: exit %d, expected %d: %s" % (name, r.returncode, want_rc, r.stderr[-2000:]))
+    check(want_rc != 2 or len(lines) == 1, "%s: %d lines on stderr, expected one" % (name, len(lines)))
+    check(not want or re.search(want, r.stderr),
+          "%s: stderr %r does not match %r" % (name, r.stderr, want))
+    check(want_rc != 2 or not os.path.exists(os.path.join(d, "profile.json")),
+          "%s: profile.json written although nothing was usable" % name)
+    check(not leftovers(d), "%s: temporary files left: %s" % (name, leftovers(d)))
     if samples is not None and want_rc == 0:
         got = json.load(open(os.path.join(d, "profile.json")))["samples"]
-        if got != samples:
-            problem("%s: %d samples, expected %d" % (name, got, samples))
+        check(got == samples, "%s: %d samples, expected %d" % (name, got, samples))
 
 
 B = "cpuprof.%d.bin" % PID
 M = "cpuprof.%d.maps" % PID
-rec_len = 32 + 8 * 8
-hdr = lambda count, mf: struct.pack("<5Q", MAGIC, count, 0, mf, 1000)
+rec_len = samples.record_size(8)
+hdr = lambda count, mf: samples.pack_header(count, 0, mf, 1000)
 r = sym("does-not-exist")
-if r.returncode != 2 or len(r.stderr.strip().split("\n")) != 1:
-    problem("missing folder: rc %d stderr %r" % (r.returncode, r.stderr))
+check(r.returncode == 2 and len(r.stderr.strip().split("\n")) == 1,
+      "missing folder: rc %d stderr %r" % (r.returncode, r.stderr))
 r = sym("good/meta.json")
-if r.returncode != 2:
-    problem("a file for the folder: rc %d" % r.returncode)
+check(r.returncode == 2, "a file for the folder: rc %d" % r.returncode)
 case("empty_folder", {}, 2, "no sample files")
 case("empty_bin", {B: b""}, 2, "empty")
 case("short_header", {B: good_bin[:20]}, 2, "header")
@@ -367,9 +326,8 @@ for k in range(25):
     open(os.path.join(d, M), "wb").write(bytes(m))
     r = sym(d)
     if r.returncode not in (0, 2) or (r.returncode == 2 and len(r.stderr.strip().split("\n")) != 1) or leftovers(d):
-        problem("corrupted folder %d: rc %d stderr %r" % (k, r.returncode, r.stderr[-1500:]))
+        fail("corrupted folder %d: rc %d stderr %r" % (k, r.returncode, r.stderr[-1500:]))
         break
 
-if problems:
-    sys.exit("FAIL: " + "\n  ".join(problems))
+finish()
 EOF

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# t_symbolize: perfscope-symbolize end to end on a target with known CPU per function and phase
-# (tests/targets/sym_target.cc, sym_dl.c, sym_stripped.c), profiled at 997 Hz under the shim.
+# t_tools_symbolize_e2e: $TOOLS/perfscope-symbolize end to end on a target with known CPU per
+# function and phase (tests/targets/sym_target.cc, sym_dl.c, sym_stripped.c), profiled at 997 Hz
+# under the shim ($SHIM, the normal build; the symbolizer is $TOOLS's, so `make test-asan` runs it
+# under ASan/UBSan). Checks (tests/checks.py: one FAIL line per failed check, the count at the end;
+# exit 77 when all passed but go is missing for the pprof cross-check):
 # - every function's self share of its phase within 2 percentage points of the CPU time the
 #   target measured around it; two threads' function has threads=2;
 # - the always_inline loop is a frame of its own, named, with its definition and hot line
@@ -15,8 +18,7 @@
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-tool=${TOOLS:-$BUILD}/perfscope-symbolize
-[ -x "$tool" ] || fail "$tool is not built (make)"
+need_tool perfscope-symbolize
 # lib.sh rebuilds a target when its source changes; these also depend on sym_burn.h.
 for t in sym_target sym_dl.so sym_stripped.so; do
   [ "$ROOT/tests/targets/sym_burn.h" -nt "$BUILD/tests/$t" ] && rm -f "$BUILD/tests/$t"
@@ -32,8 +34,9 @@ clock=perf
 perf_events_allowed || clock="timer (perf events refused: 997 Hz asked, the tick delivers less)"
 note "clock: $clock"
 
-python3 - "$tool" <<'EOF'
+python3 - "$TOOL" <<'EOF'
 import collections, gzip, json, os, re, shutil, struct, subprocess, sys
+from checks import failures
 from shimlib import *
 
 tool = sys.argv[1]
@@ -45,14 +48,8 @@ expect_ok(res, "sym_target")
 truth = json.load(open("truth.json"))
 sym = subprocess.run([tool, "out"], capture_output=True, text=True)
 info("perfscope-symbolize: rc %d\n%s%s" % (sym.returncode, sym.stdout, sym.stderr))
-check(sym.returncode == 0, "perfscope-symbolize out: exit %d: %s" % (sym.returncode, sym.stderr))
+require(sym.returncode == 0, "perfscope-symbolize out: exit %d: %s" % (sym.returncode, sym.stderr))
 prof = json.load(open("out/profile.json"))
-problems = []
-
-
-def problem(msg):
-    problems.append(msg)
-    info("PROBLEM: " + msg)
 
 
 G = prof["groups"]
@@ -92,65 +89,60 @@ for ph, fns in truth["phases"].items():
         inc = sum(r["share"] for r in G[ph]["inclusive"] if callee[fn](r["name"]))
         info("%-8s %-18s truth %.4f  self %.4f (%+.2f pp)  inclusive %.4f (%+.2f pp)"
              % (ph, fn, want, got, 100 * (got - want), inc, 100 * (inc - want)))
-        if abs(got - want) > 0.02:
-            problem("%s: %s has %.2f%% of the phase's samples (self), truth %.2f%% (> 2 pp)"
-                    % (ph, fn, 100 * got, 100 * want))
-        if abs(inc - want) > 0.02:
-            problem("%s: %s has %.2f%% of the phase's samples (inclusive), truth %.2f%% (> 2 pp)"
-                    % (ph, fn, 100 * inc, 100 * want))
+        check(abs(got - want) <= 0.02,
+              "%s: %s has %.2f%% of the phase's samples (self), truth %.2f%% (> 2 pp)"
+              % (ph, fn, 100 * got, 100 * want))
+        check(abs(inc - want) <= 0.02,
+              "%s: %s has %.2f%% of the phase's samples (inclusive), truth %.2f%% (> 2 pp)"
+              % (ph, fn, 100 * inc, 100 * want))
 
 w = row("threads", matchers["c_worker"])
 if not w or w["threads"] != 2:
-    problem("threads: c_worker row %r, expected threads=2" % w)
+    fail("threads: c_worker row %r, expected threads=2" % w)
 elif abs(w["busiest_thread_s"] - 0.20) > 0.02:
-    problem("threads: c_worker busiest_thread_s %.3f, each thread burnt 0.20 s" % w["busiest_thread_s"])
+    fail("threads: c_worker busiest_thread_s %.3f, each thread burnt 0.20 s" % w["busiest_thread_s"])
 for ph in G:
     for r in G[ph]["self"] + G[ph]["inclusive"]:
         for k in ("name", "share", "cpu_s", "threads", "busiest_thread_s", "samples"):
-            if k not in r:
-                problem("%s: row %r has no %r" % (ph, r.get("name"), k))
+            check(k in r, "%s: row %r has no %r" % (ph, r.get("name"), k))
     for k in ("samples", "cpu_s", "modules", "self", "inclusive", "threads", "busiest_threads"):
-        if k not in G[ph]:
-            problem("group %s has no %r" % (ph, k))
+        check(k in G[ph], "group %s has no %r" % (ph, k))
 for k in ("samples", "dropped", "period_s"):
-    if k not in prof:
-        problem("profile.json has no top-level %r" % k)
+    check(k in prof, "profile.json has no top-level %r" % k)
 
 # ---- the inline frame with file:line ----
 lines = open(src).read().split("\n")
 tag = {m: i + 1 for i, l in enumerate(lines) for m in re.findall(r"@sym:(\w+)", l)}
 hot = row("compute", matchers["hot_inline"])
 if not hot:
-    problem("compute: no self row named hot_inline (the always_inline loop)")
+    fail("compute: no self row named hot_inline (the always_inline loop)")
 else:
     if hot.get("source") != "%s:%d" % (src, tag["hot_inline_decl"]):
-        problem("hot_inline source %r, expected %s:%d" % (hot.get("source"), src, tag["hot_inline_decl"]))
+        fail("hot_inline source %r, expected %s:%d" % (hot.get("source"), src, tag["hot_inline_decl"]))
     m = re.match(r"^(.*):(\d+)$", hot.get("hot_line", ""))
     if not m or m.group(1) != src or not tag["hot_begin"] <= int(m.group(2)) <= tag["hot_end"]:
-        problem("hot_inline hot_line %r, expected %s:%d..%d" % (hot.get("hot_line"), src, tag["hot_begin"], tag["hot_end"]))
+        fail("hot_inline hot_line %r, expected %s:%d..%d" % (hot.get("hot_line"), src, tag["hot_begin"], tag["hot_end"]))
     outer = row("compute", lambda n: n == "inline_outer", "inclusive")
     if not outer or outer["share"] < hot["share"]:
-        problem("compute: inline_outer inclusive row %r should hold hot_inline's %.4f" % (outer, hot["share"]))
+        fail("compute: inline_outer inclusive row %r should hold hot_inline's %.4f" % (outer, hot["share"]))
     s_outer = row("compute", lambda n: n == "inline_outer")
     if s_outer and s_outer["share"] > 0.02:
-        problem("compute: inline_outer has self share %.4f: the inlined loop was not split off" % s_outer["share"])
+        fail("compute: inline_outer has self share %.4f: the inlined loop was not split off" % s_outer["share"])
 
 # ---- C++ names ----
 t = row("compute", matchers["tmpl_burn<int>"])
-if not t or t.get("system_name") != "_Z9tmpl_burnIiEmd":
-    problem("compute: tmpl_burn<int> row %r: expected demangled name, system_name _Z9tmpl_burnIiEmd" % t)
+check(t and t.get("system_name") == "_Z9tmpl_burnIiEmd",
+      "compute: tmpl_burn<int> row %r: expected demangled name, system_name _Z9tmpl_burnIiEmd" % t)
 for ph in G:
     for r in G[ph]["self"] + G[ph]["inclusive"]:
-        if r["name"].startswith("_Z"):
-            problem("%s: mangled name %r in a table" % (ph, r["name"]))
+        check(not r["name"].startswith("_Z"), "%s: mangled name %r in a table" % (ph, r["name"]))
 
 # ---- dlopen'd and stripped libraries ----
 d = row("libs", matchers["dl_burn"])
-if not d or d.get("module") != "sym_dl.so" or not d.get("source", "").startswith(os.path.join(ROOT, "tests/targets/sym_dl.c:")):
-    problem("libs: dl_burn row %r: expected module sym_dl.so and source sym_dl.c:N" % d)
+check(d and d.get("module") == "sym_dl.so" and d.get("source", "").startswith(os.path.join(ROOT, "tests/targets/sym_dl.c:")),
+      "libs: dl_burn row %r: expected module sym_dl.so and source sym_dl.c:N" % d)
 bad = [r for r in self_rows("libs") if r["name"] == "stripped_entry" and r["share"] > 0.01]
-if bad:
-    problem("libs: the stripped library's hidden code named by the nearest symbol: %r" % bad)
+check(not bad, "libs: the stripped library's hidden code named by the nearest symbol: %r" % bad)
 
 
 def elf_syms_and_segments(path):
@@ -181,8 +173,8 @@ for r in self_rows("libs"):
         continue
     off = int(r["name"].split("!0x")[1], 16)
     vaddr = next((off - o + v for o, v, n in segs if o <= off < o + n), None)
-    if vaddr is None or not lo <= vaddr < lo + size:
-        problem("libs: %s is not inside secret_spin [%#x, %#x)" % (r["name"], lo, lo + size))
+    check(vaddr is not None and lo <= vaddr < lo + size,
+          "libs: %s is not inside secret_spin [%#x, %#x)" % (r["name"], lo, lo + size))
 
 # ---- stacks.folded ----
 folded = collections.Counter()
@@ -192,21 +184,19 @@ with open("out/stacks.folded") as f:
         folded[stack.split(";")[0]] += int(n)
         if "compute;" in l and ";inline_outer;hot_inline " in l:
             folded["inline seen"] += 1
-if sum(v for k, v in folded.items() if k != "inline seen") != prof["samples"]:
-    problem("stacks.folded adds up to %d, profile.json has %d samples" % (sum(folded.values()), prof["samples"]))
+check(sum(v for k, v in folded.items() if k != "inline seen") == prof["samples"],
+      "stacks.folded adds up to %d, profile.json has %d samples" % (sum(folded.values()), prof["samples"]))
 for ph in G:
-    if folded[ph] != G[ph]["samples"]:
-        problem("stacks.folded: %s adds up to %d, profile.json %d" % (ph, folded[ph], G[ph]["samples"]))
-if not folded["inline seen"]:
-    problem("stacks.folded: no compute;...;inline_outer;hot_inline line")
+    check(folded[ph] == G[ph]["samples"],
+          "stacks.folded: %s adds up to %d, profile.json %d" % (ph, folded[ph], G[ph]["samples"]))
+check(folded["inline seen"], "stacks.folded: no compute;...;inline_outer;hot_inline line")
 
 # ---- trace.json ----
 tr = json.load(open("out/trace.json"))
 ev = tr["traceEvents"]
 spans = [e for e in ev if e.get("ph") == "X"]
 names = sorted({e["name"] for e in spans})
-if names != ["compute", "libs", "threads"]:
-    problem("trace.json phase spans %s" % names)
+check(names == ["compute", "libs", "threads"], "trace.json phase spans %s" % names)
 by_track = collections.defaultdict(list)
 for e in spans:
     by_track[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"], e["name"]))
@@ -216,10 +206,10 @@ for track, ss in by_track.items():
         while stack and stack[-1][1] <= b:
             stack.pop()
         if stack and e > stack[-1][1] + 1e-3:
-            problem("trace.json: span %s [%.1f, %.1f] overlaps %s without nesting" % (n, b, e, stack[-1][2]))
+            fail("trace.json: span %s [%.1f, %.1f] overlaps %s without nesting" % (n, b, e, stack[-1][2]))
         stack.append((b, e, n))
-if not any(e.get("ph") == "C" and e["name"] == "memory (MiB)" for e in ev):
-    problem("trace.json: no memory counter track")
+check(any(e.get("ph") == "C" and e["name"] == "memory (MiB)" for e in ev),
+      "trace.json: no memory counter track")
 
 # ---- profile.pb.gz, decoded here ----
 def fields(buf):
@@ -274,8 +264,7 @@ for f, v in fields(pb):
     elif f == 5:
         d = dict(fields(v))
         funcs[d[1]] = d
-if strings[:1] != [""]:
-    problem("profile.pb.gz: string table does not start with \"\"")
+check(strings[:1] == [""], "profile.pb.gz: string table does not start with \"\"")
 phase_cpu = collections.Counter()
 total = 0
 for s in samples_:
@@ -289,17 +278,17 @@ for s in samples_:
     total += vals[0]
     phase_cpu[labels.get("phase")] += vals[0]
     if not {"phase", "pid", "tid", "thread"} <= set(labels):
-        problem("profile.pb.gz: sample labels %s" % sorted(labels))
+        fail("profile.pb.gz: sample labels %s" % sorted(labels))
         break
-if total != prof["samples"] or any(phase_cpu[p] != G[p]["samples"] for p in G):
-    problem("profile.pb.gz: %d samples by phase %s, profile.json %d" % (total, dict(phase_cpu), prof["samples"]))
+check(total == prof["samples"] and all(phase_cpu[p] == G[p]["samples"] for p in G),
+      "profile.pb.gz: %d samples by phase %s, profile.json %d" % (total, dict(phase_cpu), prof["samples"]))
 fname = lambda fid: strings[funcs[fid].get(2, 0)]
 chains = [[fname(l[1]) for l in d["lines"]] for d in locs.values()]
-if ["hot_inline", "inline_outer"] not in chains:
-    problem("profile.pb.gz: no Location with Lines [hot_inline, inline_outer] (inline chain)")
-if not any(strings[f.get(3, 0)] == "_Z9tmpl_burnIiEmd" and fname(k) == "unsigned long tmpl_burn<int>(double)"
-           for k, f in funcs.items()):
-    problem("profile.pb.gz: no Function tmpl_burn<int> with name demangled and system_name mangled")
+check(["hot_inline", "inline_outer"] in chains,
+      "profile.pb.gz: no Location with Lines [hot_inline, inline_outer] (inline chain)")
+check(any(strings[f.get(3, 0)] == "_Z9tmpl_burnIiEmd" and fname(k) == "unsigned long tmpl_burn<int>(double)"
+          for k, f in funcs.items()),
+      "profile.pb.gz: no Function tmpl_burn<int> with name demangled and system_name mangled")
 
 # ---- go tool pprof ----
 go = shutil.which("go")
@@ -309,7 +298,7 @@ if go:
                               "out/profile.pb.gz"], capture_output=True, text=True,
                              env=dict(os.environ, PPROF_BINARY_PATH="/nonexistent"))
         if out.returncode != 0:
-            problem("go tool pprof -top: exit %d: %s" % (out.returncode, out.stderr[-500:]))
+            fail("go tool pprof -top: exit %d: %s" % (out.returncode, out.stderr[-500:]))
             continue
         flat = {}
         for l in out.stdout.splitlines():
@@ -318,12 +307,13 @@ if go:
                 flat[m.group(3)] = float(m.group(1)) * {"ms": 1e-3, "s": 1, "us": 1e-6}[m.group(2)]
         for r in self_rows(ph):
             got = flat.get(r["name"], 0.0)
-            if abs(got - r["cpu_s"]) > 0.0015:
-                problem("go tool pprof -top (%s): %s flat %.4f s, profile.json cpu_s %.3f" % (ph, r["name"], got, r["cpu_s"]))
+            check(abs(got - r["cpu_s"]) <= 0.0015,
+                  "go tool pprof -top (%s): %s flat %.4f s, profile.json cpu_s %.3f" % (ph, r["name"], got, r["cpu_s"]))
         info("go tool pprof -top agrees with profile.json on %s (%d functions)" % (ph, len(self_rows(ph))))
-if problems:
-    die("\n  ".join(problems))
+if failures():
+    finish()
 if not go:
     print("go is not installed (apt-get install golang-go): everything else passed, the pprof cross-check was skipped")
     sys.exit(77)
+finish()
 EOF

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# t_shim_review_signals: regressions from a review of the shim (DESIGN 2: the shim never changes
+# the target's behaviour, output, exit status, errno, signals or descriptors), signals and their
+# dispositions. Each case runs its r_* target without and with the shim (PERFSCOPE_HZ=997) and
+# compares (harness: tests/reviewlib.py); cases numbered as in the review:
+#  3 sigwait      all signals blocked, a burning worker, sigwait(): returns SIGTERM, never SIGPROF
+#  5 alias        sigaction(sig, &sa, &sa) installs the new handler (SIGUSR1 and SIGPROF)
+#  6 profreset    the target's SIGPROF handler (own ITIMER_PROF) with SA_RESETHAND and sa_mask:
+#                 mask applied, reset after one delivery, the next tick kills by SIGPROF
+# 11 altstack     8 KiB alternate signal stack + SIGTERM: dies by SIGTERM, not SIGSEGV
+# 12 vfork        a vfork child's signal(SIGPROF, SIG_DFL) does not change the parent
+# Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_signals.sh 3`.
+set -u
+. "$ROOT/tests/lib.sh"
+need_shim
+for t in r_sigwait r_alias r_profreset r_altstk r_vfork; do
+    build_target "$t"
+done
+
+python3 - "$@" <<'EOF'
+import os, select, signal, subprocess, time
+import sys
+from reviewlib import *
+from shimlib import target, plain_env, sig_name, Result
+
+
+def sigwait_run(env, what):
+    # Unbuffered: readline() takes the "ready" line byte by byte and leaves the rest to communicate().
+    p = subprocess.Popen([target("r_sigwait")], env=env, stdin=subprocess.DEVNULL, bufsize=0,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        r, _, _ = select.select([p.stdout], [], [], 10)
+        line = p.stdout.readline() if r else b""
+        if line == b"ready\n":
+            time.sleep(0.5)
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise CaseFail("%s: still running 10 s after SIGTERM (hang)" % what)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    return Result(p.returncode, line + out, err, p.pid, 0, 0)
+
+
+def c_sigwait():
+    base = sigwait_run(plain_env(), "r_sigwait")
+    need(base.rc == 0 and base.stdout == b"ready\nsigwait returned signal 15\n",
+         "r_sigwait without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
+    res = sigwait_run(senv("out-sigwait"), "r_sigwait under the shim")
+    same(base, res, "r_sigwait")
+
+
+def c_alias():
+    exe = target("r_alias")
+    base = run([exe], plain_env(), what="r_alias")
+    need(base.rc == 0, "r_alias without the shim: %s" % sig_name(base.rc))
+    res = run([exe], senv("out-alias"), what="r_alias")
+    same(base, res, "r_alias (sigaction(sig, &sa, &sa))")
+
+
+def c_profreset():
+    exe = target("r_profreset")
+    base = run([exe], plain_env(), what="r_profreset")
+    want = b"handler ran 1 time(s); SIGUSR1 blocked in the handler: yes; disposition after: SIG_DFL\n"
+    need(base.rc == -signal.SIGPROF and base.stdout == want,
+         "r_profreset without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
+    for clock in ("auto", "timer"):
+        res = run([exe], senv("out-profreset-%s" % clock, CLOCK=clock), what="r_profreset")
+        same(base, res, "r_profreset PERFSCOPE_CLOCK=%s (SA_RESETHAND, sa_mask, own ITIMER_PROF)" % clock)
+
+
+def c_altstack():
+    exe = target("r_altstk")
+    base = run([exe], plain_env(), what="r_altstk")
+    need(base.rc == -signal.SIGTERM, "r_altstk without the shim: %s" % sig_name(base.rc))
+    res = run([exe], senv("out-altstk"), what="r_altstk")
+    same(base, res, "r_altstk (8 KiB sigaltstack, SIGTERM)")
+
+
+def c_vfork():
+    exe = target("r_vfork")
+    base = run([exe], plain_env(), what="r_vfork")
+    need(base.rc == 0 and base.stdout.endswith(b"profiling ticks: yes\n"),
+         "r_vfork without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
+    res = run([exe], senv("out-vfork"), what="r_vfork")
+    same(base, res, "r_vfork (the child's signal(SIGPROF, SIG_DFL))")
+
+
+CASES = [(3, "sigwait", c_sigwait),
+         (5, "alias", c_alias),
+         (6, "profreset", c_profreset),
+         (11, "altstack", c_altstack),
+         (12, "vfork", c_vfork)]
+run_cases(CASES, sys.argv[1:])
+EOF
