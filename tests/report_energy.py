@@ -143,6 +143,12 @@ def gpu(mib0, mib1):
 def until(t):
     while time.monotonic_ns() < t:
         time.sleep(max(0, (t - time.monotonic_ns()) / 1e9))
+# The baseline is the leader's first reading: the GPU memory appears only after it, however late
+# a loaded machine runs the leader's thread.
+first = os.path.join(os.environ["PERFSCOPE_OUT"], "counters.jsonl")
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline and not (os.path.exists(first) and os.path.getsize(first) > 0):
+    time.sleep(0.01)
 gpu(1024, 512)
 time.sleep(0.3)
 t = time.monotonic_ns() + 50_000_000

@@ -2,7 +2,7 @@
 (python3, standard library only): readers for every file of a run folder, and writers of sample
 files (synthetic and hostile ones, for the tools' tests and bench/symbolize_gen.py).
 
-Formats (DESIGN 2.1, 2.2, 3):
+Formats (docs/formats.md):
 - cpuprof.<pid>[.<n>].bin: 40-byte header (u64 magic, count, dropped, max_frames, hz), then
   records of 32 + 8*max_frames bytes (u64 time_ns CLOCK_MONOTONIC, u32 tid, u32 nframes,
   char comm[16], u64 frames[max_frames]), little endian, no padding. A file may end mid-record.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_shim_markers: the markers file's rules (DESIGN 3), and the in-process API.
+# t_shim_markers: the markers file's rules (docs/formats.md), and the in-process API.
 # A target idles under the shim while this test writes the markers file:
 # - the file is created by the shim when missing;
 # - comments and blank lines are skipped (no boundary, not logged as bad);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_shim_review_loader: regressions from a review of the shim (DESIGN 2: the shim never changes
+# t_shim_review_loader: regressions from a review of the shim (docs/shim.md: the shim never changes
 # the target's behaviour, output, exit status, errno, signals or descriptors), the loader, exec
 # and fork inside libc. Each case runs its r_* target without and with the shim
 # (PERFSCOPE_HZ=997) and compares (harness: tests/reviewlib.py); cases numbered as in the review:

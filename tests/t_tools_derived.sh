@@ -11,28 +11,20 @@ set -u
 . "$ROOT/tests/lib.sh"
 need_shim
 : "${TOOLS:?}"
-for t in perfscope-report perfscope-symbolize; do
-  [ -x "$TOOLS/$t" ] || fail "$TOOLS/$t is not built"
-done
+need_tool perfscope-report
+need_tool perfscope-symbolize
 command -v python3 >/dev/null || skip "python3 missing"
 python=$(python3 -c 'import sys; print(sys.executable)')
 
 python3 - "$TOOLS" "$python" <<'EOF2'
 import json, os, re, shutil, signal, subprocess, sys, time
 import samples
+from checks import check, finish
 from shimlib import *
 
 tools, python = sys.argv[1], sys.argv[2]
 report = os.path.join(tools, "perfscope-report")
 symbolize = os.path.join(tools, "perfscope-symbolize")
-bad = 0
-
-def expect(cond, msg):
-    global bad
-    if not cond:
-        bad += 1
-        print("FAIL: " + msg)
-
 # The target: burns 0.4 s of CPU, begins `work` (never ended), burns 0.3 s more, then sleeps
 # 0.8 s with no samples while the leader keeps reading counters every 100 ms; then exits, or
 # kills itself.
@@ -58,15 +50,15 @@ def walls(out):
         if os.path.exists(os.path.join(out, f)):
             os.unlink(os.path.join(out, f))
     r = subprocess.run([symbolize, out], capture_output=True, text=True)
-    expect(r.returncode == 0, "symbolize %s: rc %d %s" % (out, r.returncode, r.stderr))
+    check(r.returncode == 0, "symbolize %s: rc %d %s" % (out, r.returncode, r.stderr))
     prof = json.load(open(os.path.join(out, "profile.json")))
     r = subprocess.run([report, out], capture_output=True, text=True)
-    expect(r.returncode == 0, "report %s: rc %d %s" % (out, r.returncode, r.stderr))
+    check(r.returncode == 0, "report %s: rc %d %s" % (out, r.returncode, r.stderr))
     run = json.load(open(os.path.join(out, "run.json")))
     r = subprocess.run([report, "dump", "run", out], capture_output=True, text=True)
-    expect(r.returncode == 0, "dump run %s: rc %d %s" % (out, r.returncode, r.stderr))
+    check(r.returncode == 0, "dump run %s: rc %d %s" % (out, r.returncode, r.stderr))
     m = re.search(r"^\s+work\s+(\d+)\s+([\d.]+)\s", r.stdout, re.M)
-    expect(m is not None, "dump run %s shows no `work` row:\n%s" % (out, r.stdout))
+    check(m is not None, "dump run %s shows no `work` row:\n%s" % (out, r.stdout))
     return (prof["groups"]["work"]["wall_s"], run["groups"]["work"]["wall_s"],
             float(m.group(2)) if m else -1.0,
             prof["groups"]["work"].get("occurrences"), run["groups"]["work"]["occurrences"],
@@ -90,34 +82,34 @@ for how in ("exit", "kill"):
     res = run([python, "-c", script, how],
               shim_env(out, HZ=199, LLMPERFSCOPE_MARKERS=os.path.abspath(out) + "/markers"), timeout=60)
     if how == "kill":
-        expect(res.rc == -signal.SIGKILL, "kill run ended with %s" % sig_name(res.rc))
+        check(res.rc == -signal.SIGKILL, "kill run ended with %s" % sig_name(res.rc))
     else:
-        expect(res.rc == 0, "exit run: rc %d" % res.rc)
+        check(res.rc == 0, "exit run: rc %d" % res.rc)
     sym, rep, dump, occ_sym, occ_rep, occ_dump = walls(out)
     want, to_last_sample = run_end(out)
     info("%s: work wall: symbolizer %.3f, report %.6f, dump %.3f; rule %.6f (last sample %.3f)"
          % (how, sym, rep, dump, want, to_last_sample))
-    expect(abs(rep - want) < 1e-6, "%s: run.json's wall %.6f is not the rule's %.6f" % (how, rep, want))
-    expect(abs(sym - want) < 0.0006, "%s: profile.json's wall %.3f is not the rule's %.6f" % (how, sym, want))
-    expect(abs(dump - want) < 0.0006, "%s: dump run's wall %.3f is not the rule's %.6f" % (how, dump, want))
-    expect(occ_sym == occ_rep == occ_dump == 1, "%s: occurrences %s %s %s" % (how, occ_sym, occ_rep, occ_dump))
+    check(abs(rep - want) < 1e-6, "%s: run.json's wall %.6f is not the rule's %.6f" % (how, rep, want))
+    check(abs(sym - want) < 0.0006, "%s: profile.json's wall %.3f is not the rule's %.6f" % (how, sym, want))
+    check(abs(dump - want) < 0.0006, "%s: dump run's wall %.3f is not the rule's %.6f" % (how, dump, want))
+    check(occ_sym == occ_rep == occ_dump == 1, "%s: occurrences %s %s %s" % (how, occ_sym, occ_rep, occ_dump))
     meta = json.load(open(os.path.join(out, "meta.json")))
     if how == "kill":
         # Idle 0.8 s after its last sample, then killed: an end at the last sample is short.
-        expect("end_ns" not in meta, "kill: meta.json has an end_ns")
-        expect(want > to_last_sample + 0.3, "kill: the run's end (%.3f) is not well after its last"
+        check("end_ns" not in meta, "kill: meta.json has an end_ns")
+        check(want > to_last_sample + 0.3, "kill: the run's end (%.3f) is not well after its last"
                " sample (%.3f): the test lost its point" % (want, to_last_sample))
     else:
         begin = [int(o["t_ns"]) for o in samples.read_jsonl(os.path.join(out, "phases.jsonl"))
                  if o["name"] == "work"][0]
-        expect(abs((int(meta["end_ns"]) - begin) / 1e9 - want) < 1e-9,
+        check(abs((int(meta["end_ns"]) - begin) / 1e9 - want) < 1e-9,
                "exit: the run's end is not meta.json's end_ns")
 
 # trace.json's power from a RAPL counter: a reading out of order (a small step down) gives no
 # point; a real wrap (a fall by more than half the range) gives the energy through the range.
 out = "run-exit"
 lines = samples.read_jsonl(os.path.join(out, "counters.jsonl"))
-expect(len(lines) >= 8, "only %d counter readings" % len(lines))
+check(len(lines) >= 8, "only %d counter readings" % len(lines))
 rng = 2 ** 32
 uj = [rng - 40000000, rng - 30000000, rng - 31000000, rng - 20000000, rng - 10000000, 5000000,
       15000000, 25000000]
@@ -129,16 +121,15 @@ with open(os.path.join(out, "counters.jsonl"), "w") as f:
         f.write(json.dumps(o) + "\n")
 os.unlink(os.path.join(out, "trace.json"))
 r = subprocess.run([symbolize, out], capture_output=True, text=True)
-expect(r.returncode == 0, "symbolize after the counters edit: %s" % r.stderr)
+check(r.returncode == 0, "symbolize after the counters edit: %s" % r.stderr)
 trace = json.load(open(os.path.join(out, "trace.json")))
 events = trace["traceEvents"] if isinstance(trace, dict) else trace
 watts = [v for e in events if e.get("ph") == "C" and "power" in e.get("name", "")
          for v in e.get("args", {}).values()]
 info("power points: %s" % ["%.1f" % w for w in watts])
-expect(len(watts) >= 5, "trace.json has %d power points" % len(watts))
-expect(all(0 <= w < 1000 for w in watts), "trace.json's power has a point outside 0..1000 W: %s" % watts)
+check(len(watts) >= 5, "trace.json has %d power points" % len(watts))
+check(all(0 <= w < 1000 for w in watts), "trace.json's power has a point outside 0..1000 W: %s" % watts)
 # 10 J in ~0.1 s is ~100 W; the wrap step is 15 J (10 J to the range's top, 5 J after).
-expect(sum(1 for w in watts if w > 30) >= 4, "the forward steps and the wrap do not show as power: %s" % watts)
-print("%d check(s) failed" % bad if bad else "all checks passed")
-sys.exit(1 if bad else 0)
+check(sum(1 for w in watts if w > 30) >= 4, "the forward steps and the wrap do not show as power: %s" % watts)
+finish()
 EOF2
