@@ -181,7 +181,7 @@ HAND = [
 ]
 
 
-# docs/diff.md's table (written out here, not taken from compare.py): direction, relative, absolute.
+# compare.py's metric table (written out here, not taken from compare.py): direction, relative, absolute.
 FLOORS = {"prefill_tps": (+1, 0.003, 0.0), "decode_tps": (+1, 0.003, 0.0), "gpu_peak_mib": (-1, 0.002, 16.0),
           "gpu_peak_max_device_mib": (-1, 0.002, 16.0), "host_anon_peak_mib": (-1, 0.02, 64.0),
           "load_s": (-1, 0.05, 0.5), "prefill_j_per_token": (-1, 0.05, 0.0), "decode_j_per_token": (-1, 0.03, 0.0)}
