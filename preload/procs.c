@@ -2,6 +2,7 @@
  * live pids as the file lists them, parsed again only when it changed. Lines are appended by
  * path, one write each; the fatal path's exit line is built without allocation or stdio. */
 #include "procs.h"
+#include "procline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,15 +101,14 @@ static void parse_procs(const char *path)
         cJSON *o = cJSON_Parse(line);
         if (!o)
             continue;
-        cJSON *pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
-        cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-        if (cJSON_IsNumber(pid) && cJSON_IsString(ev)) {
-            pid_t p = (pid_t)pid->valuedouble;
+        struct proc_line pl;
+        if (procline_read(o, &pl) == 0) {
+            pid_t p = (pid_t)pl.pid;
             int at = -1;
             for (int i = 0; i < nlisted; i++)
                 if (listed[i] == p)
                     at = i;
-            if (strcmp(ev->valuestring, "exit") == 0) {
+            if (pl.event == PROC_EXIT) {
                 if (at >= 0)
                     listed[at] = listed[--nlisted];
             } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {

@@ -6,6 +6,7 @@
  * It must never hold more than one sample record, never resolve a raw stack it has already
  * resolved (the stack cache), and never stop on one bad file when others are usable. */
 #include "profile.h"
+#include "procline.h"
 #include "phasegroups.h"
 #include "runextent.h"
 #include "runfolder.h"
@@ -52,16 +53,13 @@ static int take_proc(cJSON *o, size_t lineno, void *arg)
 {
     (void)lineno;
     struct profile *p = arg;
-    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(o, "samples");
-    const cJSON *exe = cJSON_GetObjectItemCaseSensitive(o, "exe");
-    if (!cJSON_IsString(ev) || !ev->valuestring || !cJSON_IsString(samples) ||
-        !samples->valuestring || !cJSON_IsString(exe) || !exe->valuestring)
+    struct proc_line pl;
+    if (procline_read(o, &pl) != 0 || !pl.samples || !pl.exe)
         return 0;
     for (size_t i = 0; i < p->nimg; i++) {
-        if (strcmp(p->img[i].file, samples->valuestring) != 0 || p->img[i].exe)
+        if (strcmp(p->img[i].file, pl.samples) != 0 || p->img[i].exe)
             continue;
-        p->img[i].exe = strdup(exe->valuestring);
+        p->img[i].exe = strdup(pl.exe);
         if (!p->img[i].exe)
             p->oom = 1;
     }

@@ -35,9 +35,10 @@ perf_events_allowed || clock="timer (perf events refused: 997 Hz asked, the tick
 note "clock: $clock"
 
 python3 - "$TOOL" <<'EOF'
-import collections, gzip, json, os, re, shutil, struct, subprocess, sys
+import collections, gzip, json, os, re, shutil, subprocess, sys
 from checks import failures
 from shimlib import *
+import samples
 
 tool = sys.argv[1]
 src = os.path.join(ROOT, "tests/targets/sym_target.cc")
@@ -145,28 +146,8 @@ bad = [r for r in self_rows("libs") if r["name"] == "stripped_entry" and r["shar
 check(not bad, "libs: the stripped library's hidden code named by the nearest symbol: %r" % bad)
 
 
-def elf_syms_and_segments(path):
-    syms = {}
-    for l in subprocess.run(["nm", "-S", path], capture_output=True, text=True).stdout.splitlines():
-        p = l.split()
-        if len(p) == 4:
-            syms[p[3]] = (int(p[0], 16), int(p[1], 16))
-    segs = []
-    with open(path, "rb") as f:
-        h = f.read(64)
-        phoff = struct.unpack_from("<Q", h, 32)[0]
-        phentsize, phnum = struct.unpack_from("<HH", h, 54)
-        f.seek(phoff)
-        tab = f.read(phentsize * phnum)
-    for i in range(phnum):
-        if struct.unpack_from("<I", tab, i * phentsize)[0] == 1:
-            off, vaddr = struct.unpack_from("<QQ", tab, i * phentsize + 8)
-            filesz = struct.unpack_from("<Q", tab, i * phentsize + 32)[0]
-            segs.append((off, vaddr, filesz))
-    return syms, segs
-
-
-syms, segs = elf_syms_and_segments(target("sym_stripped.so"))
+syms = samples.symbols(target("sym_stripped.so"))
+segs = [(o, v, n) for o, v, n, _, _ in samples.load_segments(target("sym_stripped.so"))]
 lo, size = syms["secret_spin"]
 for r in self_rows("libs"):
     if not matchers["stripped"](r["name"]):
