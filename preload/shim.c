@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config.h"
 #include "counters/counters.h"
+#include "execenv.h"
 #include "fatal.h"
 #include "interpose.h"
 #include "leader.h"
@@ -170,6 +171,7 @@ static void start(void)
     ps_start_ns = ps_now_ns();
     ps_pid = getpid();
     config_read();
+    execenv_start(); /* before anything changes the environment: config_export_absolute */
     /* A run folder is one run: a folder that holds another run, or an earlier one that is
      * over, gets nothing from this process (one line on stderr per process tree). */
     char why[PATH_MAX + 768];
