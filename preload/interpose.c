@@ -152,11 +152,16 @@ PS_API int execve(const char *path, char *const argv[], char *const envp[])
 PS_API int execv(const char *path, char *const argv[])
 {
     PS_RESOLVE(execv);
-    PS_RESOLVE(execve);
     before_exec();
     struct execenv e;
     char *const *env = execenv_fix(environ, &e);
-    int rc = env != environ ? real_execve(path, argv, env) : real_execv(path, argv);
+    int rc;
+    if (env != environ) { /* never in a vfork child: execenv_fix passes it through */
+        PS_RESOLVE(execve);
+        rc = real_execve(path, argv, env);
+    } else {
+        rc = real_execv(path, argv);
+    }
     execenv_release(&e);
     after_failed_exec(errno);
     return rc;
@@ -165,11 +170,16 @@ PS_API int execv(const char *path, char *const argv[])
 PS_API int execvp(const char *file, char *const argv[])
 {
     PS_RESOLVE(execvp);
-    PS_RESOLVE(execvpe);
     before_exec();
     struct execenv e;
     char *const *env = execenv_fix(environ, &e);
-    int rc = env != environ ? real_execvpe(file, argv, env) : real_execvp(file, argv);
+    int rc;
+    if (env != environ) {
+        PS_RESOLVE(execvpe);
+        rc = real_execvpe(file, argv, env);
+    } else {
+        rc = real_execvp(file, argv);
+    }
     execenv_release(&e);
     after_failed_exec(errno);
     return rc;

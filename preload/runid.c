@@ -4,9 +4,10 @@
  *   3. PERFSCOPE_RUN_ID names the folder's run (.leader's run=, else meta.json's run_id): join;
  *   4. it names another run: refused (the folder holds another run);
  *   5. no id to compare (none inherited: env -i, a hand-built environment; or a folder from a
- *      shim without run ids): meta.json's status is final: refused (an earlier, finished run);
- *      the leader's lock is held or a process procs.jsonl lists is alive: join (a run in
- *      progress); else refused (an earlier run whose processes are all gone: killed).
+ *      shim without run ids): the leader's lock is held: join (a run in progress, its first
+ *      process perhaps ended and a follower leading); meta.json's status is final: refused (an
+ *      earlier, finished run); a process procs.jsonl lists is alive: join; else refused (an
+ *      earlier run whose processes are all gone: killed).
  * It only reads the folder (by path, no lock kept); the verdict is kept for leader.c, which
  * begins .leader's state anew only for a new run. */
 #include "runid.h"
@@ -133,10 +134,11 @@ enum runid_verdict runid_decide(char *why, size_t size)
         }
         return refuse(why, size, "another run (run %s, status %s)", folder_id, status[0] ? status : "unknown");
     }
-    if (status[0] && strcmp(status, "running") != 0)
+    pid_t pids[4];
+    int ended = status[0] && strcmp(status, "running") != 0;
+    if (!lock_held && ended)
         return refuse(why, size, "an earlier run that has ended (status %s%s)", status,
                       folder_id[0] ? "" : ", from a shim without run ids");
-    pid_t pids[4];
     if (lock_held || ps_run_pids(pids, 4) > 0) {
         if (folder_id[0])
             snprintf(run_id, sizeof run_id, "%s", folder_id);
