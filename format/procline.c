@@ -30,6 +30,7 @@ int procline_read(const cJSON *o, struct proc_line *l)
         return -1;
     l->event = strcmp(ev, "start") == 0  ? PROC_START
                : strcmp(ev, "exit") == 0 ? PROC_EXIT
+               : strcmp(ev, "exec") == 0 ? PROC_EXEC
                                          : PROC_OTHER;
     l->ppid = whole_of(o, "ppid");
     l->exe = string_of(o, "exe");

@@ -1,7 +1,8 @@
 /* procline.h: THE reading of one procs.jsonl line (docs/formats.md), the run's process tree as
- * every process of the run appends it: {"pid","ppid","event":"start"|"exit","t_ns",
- * "exe","samples","status"}. The shim's leader (which of the run's processes still live) and
- * the symbolizer (which executable wrote which sample file) both read lines here. Pure: no I/O,
+ * every process of the run appends it: {"pid","ppid","event":"start"|"exec"|"exit","t_ns",
+ * "exe","samples","status"}. The shim's leader (which of the run's processes still live), the
+ * symbolizer (which executable wrote which sample file) and the report (the images the shim did
+ * not load in, runprocs.c) read lines here. Pure: no I/O,
  * no allocation, so the shim can use it; it must never accept a line without a whole pid and
  * an event. */
 #ifndef PERFSCOPE_PROCLINE_H
@@ -9,7 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-enum proc_event { PROC_START, PROC_EXIT, PROC_OTHER }; /* a later image after exec: a start */
+/* exec: the image is replaced (a later image that loaded the shim writes a start). */
+enum proc_event { PROC_START, PROC_EXIT, PROC_EXEC, PROC_OTHER };
 
 struct proc_line {
     long pid;                /* 1..INT_MAX */

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <link.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "execenv.h"
 #include "fatal.h"
 #include "sampler.h"
 #include "shim.h"
@@ -127,21 +129,40 @@ static int (*real_execv)(const char *, char *const[]);
 static int (*real_execvp)(const char *, char *const[]);
 static int (*real_execvpe)(const char *, char *const[], char *const[]);
 static int (*real_fexecve)(int, char *const[], char *const[]);
+static int (*real_posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                               const posix_spawnattr_t *, char *const[], char *const[]);
+static int (*real_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                                const posix_spawnattr_t *, char *const[], char *const[]);
 
+/* The new image's environment goes through execenv_fix: the shim's relative LD_PRELOAD entry and
+ * run folder variables made absolute, so the shim loads after a cd (execenv.h). */
 PS_API int execve(const char *path, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(execve);
     before_exec();
-    int rc = real_execve(path, argv, envp);
+    struct execenv e;
+    char *const *env = execenv_fix(envp, &e);
+    int rc = real_execve(path, argv, env);
+    execenv_release(&e);
     after_failed_exec(errno);
     return rc;
 }
 
+/* execv and execvp hand on environ: as execve and execvpe when it needs rewriting. */
 PS_API int execv(const char *path, char *const argv[])
 {
     PS_RESOLVE(execv);
     before_exec();
-    int rc = real_execv(path, argv);
+    struct execenv e;
+    char *const *env = execenv_fix(environ, &e);
+    int rc;
+    if (env != environ) { /* never in a vfork child: execenv_fix passes it through */
+        PS_RESOLVE(execve);
+        rc = real_execve(path, argv, env);
+    } else {
+        rc = real_execv(path, argv);
+    }
+    execenv_release(&e);
     after_failed_exec(errno);
     return rc;
 }
@@ -150,7 +171,16 @@ PS_API int execvp(const char *file, char *const argv[])
 {
     PS_RESOLVE(execvp);
     before_exec();
-    int rc = real_execvp(file, argv);
+    struct execenv e;
+    char *const *env = execenv_fix(environ, &e);
+    int rc;
+    if (env != environ) {
+        PS_RESOLVE(execvpe);
+        rc = real_execvpe(file, argv, env);
+    } else {
+        rc = real_execvp(file, argv);
+    }
+    execenv_release(&e);
     after_failed_exec(errno);
     return rc;
 }
@@ -159,7 +189,10 @@ PS_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(execvpe);
     before_exec();
-    int rc = real_execvpe(file, argv, envp);
+    struct execenv e;
+    char *const *env = execenv_fix(envp, &e);
+    int rc = real_execvpe(file, argv, env);
+    execenv_release(&e);
     after_failed_exec(errno);
     return rc;
 }
@@ -168,8 +201,35 @@ PS_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(fexecve);
     before_exec();
-    int rc = real_fexecve(fd, argv, envp);
+    struct execenv e;
+    char *const *env = execenv_fix(envp, &e);
+    int rc = real_fexecve(fd, argv, env);
+    execenv_release(&e);
     after_failed_exec(errno);
+    return rc;
+}
+
+/* posix_spawn's child execs inside the C library, past the wrappers above: its environment is
+ * rewritten here. (system() and popen() hand on environ, made right at start.) */
+PS_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    PS_RESOLVE(posix_spawn);
+    struct execenv e;
+    char *const *env = execenv_fix(envp, &e);
+    int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
+    execenv_release(&e);
+    return rc;
+}
+
+PS_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    PS_RESOLVE(posix_spawnp);
+    struct execenv e;
+    char *const *env = execenv_fix(envp, &e);
+    int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
+    execenv_release(&e);
     return rc;
 }
 

@@ -29,6 +29,7 @@
 #include "markers.h"
 #include "meta.h"
 #include "procs.h"
+#include "runid.h"
 #include "sampler.h"
 #include "shim.h"
 #include "runfolder.h"
@@ -43,12 +44,37 @@ static pthread_t watcher;
 static int watcher_running;
 static _Atomic int watcher_stop;
 
-/* What a leader hands to the next one: how far the markers file has been read. */
+/* What a leader hands to the next one: how far the markers file has been read, and which run
+ * this is (its id, PERFSCOPE_RUN_ID, and its start on CLOCK_MONOTONIC, the first process's).
+ * One text line in .leader: "pid=P offset=O line=L t0=T run=ID". */
 struct leader_state {
     long first_pid;
     long long offset;
     long line_no;
+    unsigned long long t0;
+    char run_id[RUNID_MAX];
 };
+
+static void state_parse(const char *buf, struct leader_state *s)
+{
+    memset(s, 0, sizeof *s);
+    int used = 0;
+    if (sscanf(buf, "pid=%ld offset=%lld line=%ld%n", &s->first_pid, &s->offset, &s->line_no, &used) != 3) {
+        memset(s, 0, sizeof *s);
+        return;
+    }
+    const char *t0 = strstr(buf + used, " t0=");
+    if (t0)
+        s->t0 = strtoull(t0 + 4, NULL, 10);
+    const char *run = strstr(buf + used, " run=");
+    if (run) {
+        size_t n = strcspn(run + 5, " \n");
+        if (n < sizeof s->run_id && !(n == 1 && run[5] == '-')) { /* "-": none */
+            memcpy(s->run_id, run + 5, n);
+            s->run_id[n] = 0;
+        }
+    }
+}
 
 static void state_read(struct leader_state *s)
 {
@@ -58,15 +84,15 @@ static void state_read(struct leader_state *s)
     if (n <= 0)
         return;
     buf[n] = 0;
-    if (sscanf(buf, "pid=%ld offset=%lld line=%ld", &s->first_pid, &s->offset, &s->line_no) != 3)
-        memset(s, 0, sizeof *s);
+    state_parse(buf, s);
 }
 
 static void state_write(const struct leader_state *s)
 {
-    char buf[128];
-    int n = snprintf(buf, sizeof buf, "pid=%ld offset=%lld line=%ld\n", s->first_pid, s->offset, s->line_no);
-    if (pwrite(lock_fd, buf, (size_t)n, 0) == n)
+    char buf[256];
+    int n = snprintf(buf, sizeof buf, "pid=%ld offset=%lld line=%ld t0=%llu run=%s\n", s->first_pid, s->offset,
+                     s->line_no, s->t0, s->run_id[0] ? s->run_id : "-");
+    if (n > 0 && n < (int)sizeof buf && pwrite(lock_fd, buf, (size_t)n, 0) == n)
         (void)!ftruncate(lock_fd, n);
 }
 
@@ -229,19 +255,9 @@ static void become_leader(void)
         ps_log("cannot start the markers watcher thread: no phases from the markers file");
 }
 
-/* Whether any process of the run other than this one is alive (from procs.jsonl). */
-static int others_alive(void)
-{
-    pid_t pids[256];
-    int n = ps_run_pids(pids, 256);
-    for (int i = 0; i < n; i++)
-        if (pids[i] != getpid())
-            return 1;
-    return 0;
-}
-
 /* takeover: a process of this run taking over from a leader that exited; it always resumes
- * where that leader stopped. Only a process starting may begin a new run. */
+ * where that leader stopped. Only the process that starts the run (runid.c's verdict) begins
+ * the state anew. */
 static int lock_leader(int takeover)
 {
     if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0)
@@ -249,14 +265,46 @@ static int lock_leader(int takeover)
     state_read(&state);
     if (state.first_pid == (long)getpid()) {
         owns_meta = 1; /* our own earlier image, before an exec: carry on */
-    } else if (!takeover && (state.first_pid == 0 || !others_alive())) {
-        /* A new run (or a stale folder): start from the top of the markers file. */
+    } else if (!takeover && runid_is_new()) {
+        /* A new run: start from the top of the markers file. */
         memset(&state, 0, sizeof state);
         state.first_pid = getpid();
+        state.t0 = ps_start_ns;
         owns_meta = 1;
     }
+    if (!state.run_id[0])
+        snprintf(state.run_id, sizeof state.run_id, "%s", runid_get());
     state_write(&state);
     line_start = state.offset;
+    return 1;
+}
+
+uint64_t leader_run_start_ns(void)
+{
+    return state.t0 ? state.t0 : ps_start_ns;
+}
+
+int leader_folder_state(char *run_id, size_t size, int *lock_held)
+{
+    char path[PATH_MAX], buf[256];
+    ps_path(path, sizeof path, RUN_LEADER_LOCK);
+    *lock_held = 0;
+    if (size)
+        run_id[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    /* A shared lock is refused while the leader holds its exclusive one; ours is dropped at once. */
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0)
+        *lock_held = errno == EWOULDBLOCK;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    ps_real_close(fd);
+    if (n > 0) {
+        buf[n] = 0;
+        struct leader_state s;
+        state_parse(buf, &s);
+        snprintf(run_id, size, "%s", s.run_id);
+    }
     return 1;
 }
 

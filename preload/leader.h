@@ -4,6 +4,7 @@
 #ifndef PERFSCOPE_LEADER_H
 #define PERFSCOPE_LEADER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* At start: 1 when this process became the leader. first_of_run: it also starts the run. */
@@ -21,6 +22,13 @@ void leader_forget_after_fork(void);
 int leader_owns_meta(void);
 /* Whether this process is the run's leader now. */
 int leader_is_us(void);
+/* The run's start on CLOCK_MONOTONIC (its first process's start, handed down in .leader), for
+ * the leader that checks the markers' t=; this process's start when unknown. */
+uint64_t leader_run_start_ns(void);
+/* Before the run is joined (runid.c): whether the folder has a .leader (1) or not (0), the run
+ * id it names ("" when none) and whether a process holds the leader's lock now. Reads the file
+ * by path; never takes the lock for longer than the look. */
+int leader_folder_state(char *run_id, size_t size, int *lock_held);
 /* The target wants descriptor number fd (dup2/dup3 onto it): if it is one the leader holds,
  * ours moves to another number first (fds.c's make_room). */
 void leader_relocate_fd(int fd);

@@ -1,10 +1,9 @@
-/* markers.c: the marker protocol (docs/formats.md). Parses the lines the target's scripts append to
- * the markers file, and records every phase boundary, from the file or from the in-process API
+/* markers.c: the marker protocol (docs/formats.md). Takes the lines the target's scripts append to
+ * the markers file (parsed by markerline.c), and records every phase boundary, from the file or from the in-process API
  * (include/perfscope.h), as one line of phases.jsonl with the counters read at that instant.
  * A bad line is logged with its number and skipped; nothing here may ever stop the target. */
 #include "markers.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,29 +29,6 @@ static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
 void markers_after_fork(void)
 {
     pthread_mutex_init(&record_lock, NULL);
-}
-
-static int valid_name(const char *s, size_t len)
-{
-    if (len == 0 || len > PS_MARKER_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
-            return 0;
-    return 1;
-}
-
-static int parse_u64(const char *s, unsigned long long *out)
-{
-    if (!*s || !isdigit((unsigned char)*s))
-        return 0;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return 0;
-    *out = v;
-    return 1;
 }
 
 static void append_line(const char *name, const char *text)
@@ -122,65 +98,98 @@ void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *a
     cJSON_Delete(o);
 }
 
+/* The text of a span for a log line: at most max bytes of it, NUL terminated. */
+static const char *span_text(struct ps_mspan sp, char *buf, size_t size, size_t max)
+{
+    size_t n = sp.len < max ? sp.len : max;
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, sp.p, n);
+    buf[n] = 0;
+    return buf;
+}
+
+static void log_bad_line(const struct ps_marker *m, long line_no)
+{
+    char what[96];
+    switch (m->error) {
+    case PS_MARKER_BAD_NAME:
+        ps_log("markers line %ld: bad phase name '%s' (want [A-Za-z0-9_.-], at most %d bytes); skipped", line_no,
+               span_text(m->bad, what, sizeof what, 80), PS_MARKER_NAME_MAX);
+        break;
+    case PS_MARKER_BAD_EVENT:
+        ps_log("markers line %ld: '%s' is not followed by begin or end; skipped", line_no,
+               span_text(m->bad, what, sizeof what, 80));
+        break;
+    case PS_MARKER_BAD_ATTR:
+        ps_log("markers line %ld: bad attribute '%s' (want key=value); skipped", line_no,
+               span_text(m->bad, what, sizeof what, 80));
+        break;
+    case PS_MARKER_BAD_T:
+        ps_log("markers line %ld: t=%s is not a CLOCK_MONOTONIC time in ns; skipped", line_no,
+               span_text(m->bad, what, sizeof what, 40));
+        break;
+    case PS_MARKER_BAD_TOKENS:
+        ps_log("markers line %ld: tokens=%s is not a count; skipped", line_no, span_text(m->bad, what, sizeof what, 40));
+        break;
+    case PS_MARKER_OK:
+        break;
+    }
+}
+
+/* A t= off the run's clock: said with how far off it is, the boundary taken at read time. */
+static void log_off_clock(uint64_t t, uint64_t run_start, uint64_t read_ns, long line_no)
+{
+    char how[128];
+    const double year_s = 86400 * 365.25;
+    if (t > read_ns) {
+        double s = (double)(t - read_ns) / 1e9;
+        if (s >= year_s)
+            snprintf(how, sizeof how, "%.1f years after the line was read: a wall clock such as `date +%%s%%N`?",
+                     s / year_s);
+        else
+            snprintf(how, sizeof how, "%.1f s after the line was read", s);
+    } else {
+        snprintf(how, sizeof how, "%.1f s before the run started", (double)(run_start - t) / 1e9);
+    }
+    ps_log("markers line %ld: t=%llu is not on the run's CLOCK_MONOTONIC (%s); the boundary is taken when the "
+           "line was read",
+           line_no, (unsigned long long)t, how);
+}
+
+/* Only the leader's watcher thread parses lines: one parse at a time, kept off its stack. */
+static struct ps_marker parsed;
+
 int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read_ns)
 {
-    char buf[PS_MARKER_LINE_MAX + 1];
-    if (len > PS_MARKER_LINE_MAX) {
+    struct ps_marker *m = &parsed;
+    int rc = ps_marker_parse(line, len, m);
+    if (m->cut)
         ps_log("markers line %ld: longer than %d bytes, cut", line_no, PS_MARKER_LINE_MAX);
-        len = PS_MARKER_LINE_MAX;
-    }
-    memcpy(buf, line, len);
-    buf[len] = 0;
-    while (len && (buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
-        buf[--len] = 0;
-    char *p = buf;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (!*p || *p == '#')
-        return 0;
+    if (rc < 0)
+        log_bad_line(m, line_no);
+    if (rc <= 0)
+        return rc;
 
-    char *save = NULL;
-    char *name = strtok_r(p, " \t", &save);
-    char *event = strtok_r(NULL, " \t", &save);
-    if (!valid_name(name, strlen(name))) {
-        ps_log("markers line %ld: bad phase name '%.80s' (want [A-Za-z0-9_.-], at most %d bytes); skipped",
-               line_no, name, PS_MARKER_NAME_MAX);
-        return -1;
-    }
-    if (!event || (strcmp(event, "begin") != 0 && strcmp(event, "end") != 0)) {
-        ps_log("markers line %ld: '%.80s' is not followed by begin or end; skipped", line_no, name);
-        return -1;
-    }
-    cJSON *attrs = cJSON_CreateObject();
+    char name[PS_MARKER_NAME_MAX + 1];
+    span_text(m->name, name, sizeof name, PS_MARKER_NAME_MAX);
     uint64_t t_ns = read_ns;
     const char *t_source = "read";
-    char *kv;
-    while ((kv = strtok_r(NULL, " \t", &save)) != NULL) {
-        char *eq = strchr(kv, '=');
-        if (!eq || eq == kv || !valid_name(kv, (size_t)(eq - kv)) || !eq[1]) {
-            ps_log("markers line %ld: bad attribute '%.80s' (want key=value); skipped", line_no, kv);
-            cJSON_Delete(attrs);
-            return -1;
-        }
-        *eq = 0;
-        const char *key = kv, *value = eq + 1;
-        unsigned long long v;
-        if (strcmp(key, "t") == 0) {
-            if (!parse_u64(value, &v)) {
-                ps_log("markers line %ld: t=%.40s is not a CLOCK_MONOTONIC time in ns; skipped", line_no, value);
-                cJSON_Delete(attrs);
-                return -1;
-            }
-            t_ns = v;
+    if (m->has_t) {
+        uint64_t run_start = leader_run_start_ns();
+        if (ps_marker_t_on_run_clock(m->t, run_start, read_ns)) {
+            t_ns = m->t;
             t_source = "marker";
-            continue;
+        } else {
+            log_off_clock(m->t, run_start, read_ns, line_no);
         }
-        if (strcmp(key, "tokens") == 0 && !parse_u64(value, &v)) {
-            ps_log("markers line %ld: tokens=%.40s is not a count; skipped", line_no, value);
-            cJSON_Delete(attrs);
-            return -1;
-        }
-        cJSON_DeleteItemFromObjectCaseSensitive(attrs, key);
+    }
+    cJSON *attrs = cJSON_CreateObject();
+    for (size_t i = 0; i < m->nattrs; i++) {
+        char key[PS_MARKER_NAME_MAX + 1], value[PS_MARKER_LINE_MAX + 1];
+        span_text(m->attrs[i].key, key, sizeof key, PS_MARKER_NAME_MAX);
+        span_text(m->attrs[i].value, value, sizeof value, PS_MARKER_LINE_MAX);
+        cJSON_DeleteItemFromObjectCaseSensitive(attrs, key); /* the last one counts */
         cJSON_AddStringToObject(attrs, key, value);
     }
     const char *source = "file";
@@ -189,7 +198,7 @@ int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read
         source = "api"; /* handed over by a follower process's perfscope_begin/end */
         cJSON_DeleteItemFromObjectCaseSensitive(attrs, "via");
     }
-    markers_record(t_ns, name, event, attrs, source, t_source, line_no, 1);
+    markers_record(t_ns, name, m->end ? "end" : "begin", attrs, source, t_source, line_no, 1);
     return 1;
 }
 
@@ -200,7 +209,7 @@ static void api_boundary(const char *name, const char *event, long long tokens)
     if (!ps_active || !name)
         return;
     size_t len = strnlen(name, PS_MARKER_NAME_MAX + 1);
-    if (!valid_name(name, len)) {
+    if (!ps_marker_valid_name(name, len)) {
         ps_log("perfscope_%s: bad phase name '%.80s'; skipped", event, name);
         return;
     }

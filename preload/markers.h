@@ -8,11 +8,12 @@
 
 #include <cjson/cJSON.h>
 
-#define PS_MARKER_NAME_MAX 64
-#define PS_MARKER_LINE_MAX 4096
+#include "markerline.h"
 
-/* One line of the markers file (without its newline). read_ns: when the leader read it.
- * Returns 1 for a boundary, 0 for a blank or comment line, -1 for a bad line (logged). */
+/* One line of the markers file (without its newline; parsed by markerline.c). read_ns: when
+ * the leader read it. A t= that is not on the run's clock (ps_marker_t_on_run_clock) is logged
+ * and the boundary taken at read_ns. Returns 1 for a boundary, 0 for a blank or comment line,
+ * -1 for a bad line (logged). */
 int markers_parse_line(const char *line, size_t len, long line_no, uint64_t read_ns);
 /* Appends one boundary to phases.jsonl; takes ownership of attrs (the user's key=value pairs
  * only). t_from: "marker" (the line's t=), "read" (when the leader read it) or "api". */

@@ -22,6 +22,7 @@
 #include "fds.h"
 #include "interpose.h"
 #include "machine.h"
+#include "runid.h"
 #include "sampler.h"
 #include "shim.h"
 #include "writer.h"
@@ -193,6 +194,7 @@ void meta_write_start(void)
         return;
     cJSON_AddStringToObject(meta, "schema", "perfscope-meta/1");
     cJSON_AddNumberToObject(meta, "pid", (double)getpid());
+    cJSON_AddStringToObject(meta, "run_id", runid_get());
     add_command(meta);
     add_host(meta);
     cJSON_AddNumberToObject(meta, "t0_ns", (double)t0_ns);

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "config.h"
 #include "counters/counters.h"
+#include "execenv.h"
 #include "fatal.h"
 #include "interpose.h"
 #include "leader.h"
@@ -28,6 +29,7 @@
 #include "meta.h"
 #include "procs.h"
 #include "ring.h"
+#include "runid.h"
 #include "sampler.h"
 #include "threads.h"
 #include "writer.h"
@@ -169,6 +171,15 @@ static void start(void)
     ps_start_ns = ps_now_ns();
     ps_pid = getpid();
     config_read();
+    execenv_start(); /* before anything changes the environment: config_export_absolute */
+    /* A run folder is one run: a folder that holds another run, or an earlier one that is
+     * over, gets nothing from this process (one line on stderr per process tree). */
+    char why[PATH_MAX + 768];
+    if (runid_decide(why, sizeof why) == RUNID_OTHER) {
+        if (why[0] && write(2, why, strlen(why)) < 0) { /* stderr gone: stay quiet */ }
+        runid_export();
+        return;
+    }
     int dir_rc = make_dirs(ps_cfg.out_dir);
     int dir_errno = errno;
     log_start(dir_rc == 0);
@@ -178,6 +189,7 @@ static void start(void)
     }
     procs_start();
     config_export_absolute();
+    runid_export();
     ps_active = 1;
     threads_setup();
     pthread_atfork(NULL, NULL, atfork_child);
@@ -197,6 +209,7 @@ void shim_after_fork_child(void)
         return;
     ps_pid = getpid();
     atomic_store(&finished, 0);
+    runid_after_fork();
     fatal_after_fork();
     threads_forget_after_fork();
     atomic_store(&ps_samples_taken, 0);

@@ -30,6 +30,16 @@ struct dw_sym {
 
 #define SYM_SCAN 256       /* symbols examined below an address, at most */
 
+/* One address range of a compilation unit, in dwfl addresses. */
+struct cu_span {
+    uint64_t low, high;
+    Dwarf_Die *cu;         /* libdwfl's, lives until dwfl_end */
+    Dwarf_Addr bias;
+};
+
+#define SPAN_SCAN 16       /* spans examined below an address, at most (CUs rarely overlap) */
+#define CU_RANGES_MAX 65536 /* ranges kept per CU, at most */
+
 struct dw_file {
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -48,6 +58,11 @@ struct dw_file {
     struct hmap cu_idx;    /* CU DIE offset -> index + 1 into cus (0: being built / failed) */
     struct dwcu **cus;
     size_t ncus, capcus;
+    /* Every CU's address ranges, sorted, built the first time libdwfl's CU for an address
+     * does not hold it (see cu_at). */
+    struct cu_span *spans;
+    size_t nspans;
+    int spans_loaded;
 };
 
 static char *debuginfo_path; /* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
@@ -160,6 +175,7 @@ void dw_close(struct dw_file *f)
     for (size_t i = 0; i < f->ncus; i++)
         dwcu_free(f->cus[i]);
     free(f->cus);
+    free(f->spans);
     hmap_free(&f->cu_idx);
     free(f);
 }
@@ -289,6 +305,104 @@ static const struct dwcu *cu_index(struct dw_file *f, Dwarf_Die *cudie)
     return cu;
 }
 
+static int by_span_low(const void *a, const void *b)
+{
+    const struct cu_span *x = a, *y = b;
+    return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Every CU's ranges (DW_AT_low_pc/high_pc or DW_AT_ranges), sorted by start. */
+static void load_cu_spans(struct dw_file *f)
+{
+    f->spans_loaded = 1;
+    size_t cap = 0;
+    Dwarf_Die *cu = NULL;
+    Dwarf_Addr bias;
+    while ((cu = dwfl_module_nextcu(f->mod, cu, &bias)) != NULL) {
+        Dwarf_Addr base, start, end;
+        ptrdiff_t off = 0;
+        int n = 0;
+        while ((off = dwarf_ranges(cu, off, &base, &start, &end)) > 0 && n < CU_RANGES_MAX) {
+            if (end <= start)
+                continue;
+            if (f->nspans == cap) {
+                size_t ncap = cap ? cap * 2 : 256;
+                struct cu_span *v = realloc(f->spans, ncap * sizeof *v);
+                if (!v)
+                    goto done;
+                f->spans = v;
+                cap = ncap;
+            }
+            f->spans[f->nspans++] = (struct cu_span){start + bias, end + bias, cu, bias};
+            n++;
+        }
+    }
+done:
+    if (f->nspans)
+        qsort(f->spans, f->nspans, sizeof *f->spans, by_span_low);
+}
+
+/* The CU whose own ranges hold dwfl address a, or NULL. */
+static Dwarf_Die *cu_at(struct dw_file *f, Dwarf_Addr a, Dwarf_Addr *bias)
+{
+    if (!f->spans_loaded)
+        load_cu_spans(f);
+    size_t lo = 0, hi = f->nspans;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->spans[mid].low <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo, k = 0; i-- > 0 && k < SPAN_SCAN; k++)
+        if (a < f->spans[i].high) {
+            *bias = f->spans[i].bias;
+            return f->spans[i].cu;
+        }
+    return NULL;
+}
+
+/* Whether the CU says which addresses it holds (DW_AT_low_pc/high_pc or DW_AT_ranges). */
+static int cu_has_ranges(Dwarf_Die *cu)
+{
+    Dwarf_Addr base, start, end;
+    return dwarf_ranges(cu, 0, &base, &start, &end) > 0;
+}
+
+/* The compilation unit holding dwfl address a, and its line there. libdwfl finds a CU through
+ * .debug_aranges when the file has one, taking the nearest entry below the address; a file
+ * whose .debug_aranges lists only some of its CUs gets a wrong CU so, and a line from that CU's
+ * table (a cgo-linked Go binary: the linker lists only the C units, and every Go function got
+ * /_/runtime/cgo/gcc_mmap.c:37). So libdwfl's CU is kept only when its own ranges hold the
+ * address; otherwise the CU is the one whose ranges do, and the line comes from that CU's
+ * table. A CU that gives no ranges at all is taken as libdwfl found it. */
+static Dwarf_Die *cu_and_line(struct dw_file *f, Dwarf_Addr a, Dwarf_Addr *cubias, const char **file,
+                              int *line)
+{
+    *file = NULL;
+    *line = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(f->mod, a, cubias);
+    if (!cu || (dwarf_haspc(cu, a - *cubias) <= 0 && cu_has_ranges(cu))) {
+        cu = cu_at(f, a, cubias);
+        if (!cu)
+            return NULL;
+        Dwarf_Line *l = dwarf_getsrc_die(cu, a - *cubias);
+        if (l && (*file = dwarf_linesrc(l, NULL, NULL)) != NULL && dwarf_lineno(l, line) != 0)
+            *line = 0;
+        if (!*file)
+            *line = 0;
+        return cu;
+    }
+    Dwfl_Line *l = dwfl_module_getsrc(f->mod, a);
+    if (l) {
+        *file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+        if (!*file)
+            *line = 0;
+    }
+    return cu;
+}
+
 int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
 {
     if (max <= 0)
@@ -300,16 +414,10 @@ int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
 
     const char *file = NULL;
     int line = 0;
-    Dwfl_Line *l = dw_has_dwarf(f) ? dwfl_module_getsrc(f->mod, a) : NULL;
-    if (l) {
-        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-        if (!file)
-            line = 0;
-    }
     int n = 0;
-    if (f->dwarf_state > 0) {
+    if (dw_has_dwarf(f)) {
         Dwarf_Addr cubias;
-        Dwarf_Die *cu = dwfl_module_addrdie(f->mod, a, &cubias);
+        Dwarf_Die *cu = cu_and_line(f, a, &cubias, &file, &line);
         const struct dwcu *idx = cu ? cu_index(f, cu) : NULL;
         if (idx)
             n = dwcu_chain(idx, a - cubias, file, line, out, max);

@@ -57,10 +57,25 @@ static void header(struct sbuf *b, const struct run_model *m)
         }
         sbuf_printf(b, "\n");
     }
+    const struct run_procs *pr = &m->s.procs;
+    int first_unloaded = m->s.meta.pid > 0 && run_procs_unloaded(pr, m->s.meta.pid);
     sbuf_printf(b, "- status: %s%s\n", m->status,
                 strcmp(m->status, "killed") == 0
                     ? " (meta.json still said running: the run's leader never recorded its exit)"
+                : first_unloaded && strcmp(m->status, "unknown") == 0
+                    ? " (the run's first process went on, after exec, in an image the shim did not load in: "
+                      "its end was never recorded)"
                     : "");
+    if (pr->nunloaded) {
+        /* One line: which images, and the usual reasons. */
+        sbuf_printf(b, "- not measured: %zu image%s the shim did not load in, after exec (pid", pr->nunloaded,
+                    pr->nunloaded == 1 ? "" : "s");
+        for (size_t i = 0; i < pr->nunloaded && i < 8; i++)
+            sbuf_printf(b, "%s %ld", i ? "," : "", pr->unloaded[i]);
+        sbuf_printf(b, "%s): ld.so refused the shim (a relative LD_PRELOAD after a cd?), or a static or setuid "
+                       "executable, or an environment without LD_PRELOAD; what they did is not in this run\n",
+                    pr->nunloaded > 8 ? ", ..." : "");
+    }
     if (m->hz == 0)
         sbuf_printf(b, "- stack sampling: off (PERFSCOPE_HZ=0): not perturbed\n");
     else {

@@ -21,7 +21,7 @@
 
 static void set_status(struct run_model *m)
 {
-    runmeta_status(&m->s.meta, m->status, sizeof m->status);
+    run_status(&m->s.meta, &m->s.procs, m->status, sizeof m->status);
     m->hz = m->s.meta.hz;
     m->perturbed = m->hz > 0 || (m->hz < 0 && m->s.total_samples > 0);
 }

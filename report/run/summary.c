@@ -5,6 +5,7 @@
 void run_summary_free(struct run_summary *r)
 {
     runmeta_free(&r->meta);
+    run_procs_free(&r->procs);
     phases_free(r->phases);
     free_samples(r);
     cJSON_Delete(r->counters.first);

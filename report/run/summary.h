@@ -15,6 +15,7 @@
 #include "runlog.h"
 #include "phases.h"
 #include "runmeta.h"
+#include "runprocs.h"
 #include "samples.h"
 
 #define SUMMARY_MAX_THREADS 4096 /* per sample file; more distinct tids are lumped together */
@@ -66,6 +67,7 @@ struct group_stat {
 struct run_summary {
     const char *dir;
     struct run_meta meta;          /* meta.doc NULL: no meta.json */
+    struct run_procs procs;        /* procs.jsonl (loaded with meta.json; unknown when unreadable) */
     struct phases *phases;         /* NULL: no phases.jsonl */
     struct file_summary *files;
     size_t nfiles;

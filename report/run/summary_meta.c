@@ -13,7 +13,13 @@
 
 int load_meta(struct run_summary *r, char *err, size_t errlen)
 {
-    return runmeta_load(r->dir, &r->meta, err, errlen);
+    if (runmeta_load(r->dir, &r->meta, err, errlen) != 0)
+        return -1;
+    /* procs.jsonl only refines the status (run_status): unreadable, it is as if absent. */
+    char perr[512];
+    if (run_procs_load(r->dir, &r->procs, perr, sizeof perr) != 0)
+        memset(&r->procs, 0, sizeof r->procs);
+    return 0;
 }
 
 static void print_value(const char *label, const cJSON *v)
@@ -71,8 +77,12 @@ void print_meta(const struct run_summary *r)
         print_value("schema", schema);
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(meta, "status");
     char st[64];
-    if (strcmp(runmeta_status(&r->meta, st, sizeof st), "killed") == 0)
+    run_status(&r->meta, &r->procs, st, sizeof st);
+    if (strcmp(st, "killed") == 0)
         printf("  status: killed (meta.json still says running: the leader never finished)\n");
+    else if (status && r->meta.status && strcmp(r->meta.status, "running") == 0)
+        printf("  status: %s (meta.json still says running: the leader went on in an image the shim did not "
+               "load in)\n", st);
     else if (status)
         print_value("status", status);
     else

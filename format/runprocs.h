@@ -1,0 +1,37 @@
+/* runprocs.h: the run's processes as procs.jsonl tells them (docs/formats.md), for the tools:
+ * how many the shim saw, and the images it did not load in. An exec line of a pid with no start
+ * line after it (the new image did not load the shim: ld.so refused it, a static or setuid
+ * executable, an environment without LD_PRELOAD) and no exit line (an exec that failed carries
+ * on and ends in the old image) is such an image: what it did is not in the run, and its end
+ * was never recorded. Lines are read by procline.c; a line that is no process line is counted
+ * and skipped, never fatal. */
+#ifndef PERFSCOPE_RUNPROCS_H
+#define PERFSCOPE_RUNPROCS_H
+
+#include <stddef.h>
+
+#include "runmeta.h"
+
+struct run_procs {
+    int present;              /* procs.jsonl exists */
+    size_t processes;         /* distinct pids */
+    long *unloaded;           /* pids whose last image the shim did not load in, in the order of
+                               * their exec lines */
+    size_t nunloaded;
+    size_t bad;               /* lines that are no process line */
+};
+
+/* Reads dir/procs.jsonl into *p: 0, also when there is none; -1 with one line in err when it
+ * cannot be read at all (or out of memory). */
+int run_procs_load(const char *dir, struct run_procs *p, char *err, size_t errlen);
+void run_procs_free(struct run_procs *p);
+
+/* Whether pid's last image is one the shim did not load in. */
+int run_procs_unloaded(const struct run_procs *p, long pid);
+
+/* THE run's status when procs.jsonl is known too: runmeta_status, except that a run whose first
+ * process (meta.json's pid) went on in an image the shim did not load in is "unknown" (its end
+ * was never recorded), not "killed". Into buf; returns buf. */
+const char *run_status(const struct run_meta *m, const struct run_procs *p, char *buf, size_t size);
+
+#endif
