@@ -147,7 +147,8 @@ $(FUZZ_LIB): $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
 	ar rcs $@ $^
 
 .SECONDEXPANSION:
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB) $$(FUZZ_EXTRA_$$*)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB) $$(FUZZ_EXTRA_$$*) \
+                      $$(wildcard $$(subst .c,.h,$$(FUZZ_EXTRA_$$*)))
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Werror $(if $(FUZZ_EXTRA_$*),-Ipreload) -Itests/fuzz \
 	  -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_EXTRA_$*) $(FUZZ_LIB) $(TOOL_LIBS)
 
