@@ -4,8 +4,8 @@
 # the machine has, each run without the shim, under it at the defaults and at PERFSCOPE_HZ=997:
 # - exit status and stdout byte-identical (and the file gcc writes), stderr unchanged, no hang
 #   (60 s a run), meta.json's status the run's;
-# - at 997 Hz (perf events allowed): the samples cover the run's user CPU time (half of CPU-s x Hz
-#   at least), and the symbolizer names the hot function where the program has one: the eval
+# - at 997 Hz: the samples cover the run's user CPU time (half of CPU-s x Hz at least, where perf
+#   events are allowed), and the symbolizer names the hot function where the program has one: the eval
 #   loop of libpython, bash's arithmetic (evalexp), libc's memcmp under `sort`, liblzma under
 #   lzma_code for `xz -T1` (its inner functions are hidden symbols: shown as offsets), cc1's
 #   toplev::main under gcc, main.burn in a Go program linked with cgo, git's own code (stripped:
@@ -218,7 +218,7 @@ for k, (name, argv, extra, hot) in enumerate(progs):
             check(status == want_status(rc), "%s: meta.json status %r, expected %r" % (what, status, want_status(rc)))
     info("%s: %s, user CPU %.2f s without the shim, %.2f s at the defaults, %.2f s at %d Hz"
          % (name, sig_name(plain[0]), plain[3], runs[0][5], runs[1][5], HZ))
-    if not hot or hot.get("static") or hot.get("defect_meta") or not perf:
+    if not any(k in hot for k in ("self", "self_module", "incl", "module", "defect_yield")):
         continue
 
     # At 997 Hz: the samples cover the CPU, the hot function is named.
@@ -230,15 +230,18 @@ for k, (name, argv, extra, hot) in enumerate(progs):
     expect = cpu * HZ
     msg = "%s at %d Hz: %d samples for %.2f s of user CPU (%.0f expected)" % (name, HZ, n, cpu, expect)
     info(msg)
-    if hot.get("defect_yield"):
+    if not perf:
+        pass  # the tick timer cannot deliver 997 Hz: no yield to expect
+    elif hot.get("defect_yield"):
         # issue 8 defect 4: enabled when fixed
         known_defect(4, n >= 0.5 * expect, msg + ": threads with every signal blocked unsampled")
-        continue
-    if hot.get("defect_exit"):
+    elif hot.get("defect_exit"):
         # issue 8 defect 5: enabled when fixed (the samples since the last flush are lost)
         known_defect(5, n >= 0.5 * expect, msg)
     elif cpu >= 0.1:
         check(n >= 0.5 * expect, msg)
+    if hot.get("defect_yield"):
+        continue
     selfr, incl, mods = profile_rows(out)
     top = sorted(selfr, key=lambda r: -r.get("share", 0))[:5]
     info("%s: hot functions %s" % (name, ", ".join("%s (%s) %.0f%%" % (r["name"][:60], r.get("module", "?"), 100 * r["share"]) for r in top)))
