@@ -98,31 +98,73 @@ demo: all
 clean:
 	rm -rf $(BUILD) build-asan
 
-# ---- fuzz (format/ readers) ----------------------------------
-# `make fuzz`: libFuzzer (clang) over the sample file, maps, phases and perf map readers, each for
-# FUZZ_SECONDS (default 20), seeded from tests/fuzz/corpus/<reader>; new inputs go to
-# $(BUILD)/fuzz/corpus-<reader> (never into the repository), crashes to $(BUILD)/fuzz/.
-FUZZ_SECONDS ?= 20
+# ---- fuzz (every reader) ----------------------------------
+# `make fuzz`: libFuzzer (clang, ASan, UBSan) over every reader of a file perfscope reads, one
+# harness each (tests/fuzz/fuzz_<reader>.c), each for FUZZ_SECONDS (default 10, so the whole
+# stays a few minutes), seeded from tests/fuzz/corpus/<reader>/ (real files and edge cases,
+# tests/fuzz/corpus/README.md); new inputs go to $(BUILD)/fuzz/corpus-<reader> (never into the
+# repository), crashes to $(BUILD)/fuzz/crash-<reader>-*; the run folders of the harnesses that
+# need one live in a temporary folder (in /dev/shm where there is one), removed at the end.
+# `make fuzz FUZZ_READERS="meta cases"` runs some. One line per reader: executions, new inputs,
+# peak memory, crashes (libFuzzer stops at the first: 0 or 1); every reader runs, and make fails
+# after the last when one crashed, hung (-timeout) or ran out of memory.
+#   samples maps phases perfmap  the symbolizer's inputs (format/)
+#   meta counters procs runlog   meta.json, counters.jsonl, procs.jsonl, perfscope.log: the
+#                                format/ reader, and both tools' whole reading of a run folder
+#   llamabench                   llama-bench output (a run's target.stdout)
+#   runjson cases noise profile  run.json (the judgement, diff), cases, noise and null matrix
+#                                files, profile.json as the report reads it
+# The harnesses link the tools' own sources (FUZZ_SRC, built once with the sanitizers into
+# $(BUILD)/fuzz/libreaders.a); a harness that needs more (shim code) names it in FUZZ_EXTRA_<reader>.
+#
+# The marker line parser (preload/markerline.c, run inside the target on every line a script
+# writes) joins by itself once both preload/markerline.c and tests/fuzz/fuzz_markerline.c exist,
+# compiled with -Ipreload, seeded from tests/fuzz/corpus/markerline/.
+FUZZ_SECONDS ?= 10
 FUZZ_CC      ?= clang
-FUZZ_READERS := samples maps phases perfmap
-FUZZ_SRC     := format/samples.c format/maps.c format/phases.c format/jsonl.c \
-                format/textfile.c format/perfmap.c format/hmap.c
+FUZZ_READERS := samples maps phases perfmap meta counters procs runlog llamabench runjson cases \
+                noise profile \
+                $(and $(wildcard preload/markerline.c),$(wildcard tests/fuzz/fuzz_markerline.c),markerline)
+FUZZ_EXTRA_markerline := preload/markerline.c
+FUZZ_SRC     := $(SYMLIB_SRC) $(filter-out report/main.c,$(REPORT_SRC))
+FUZZ_LIB     := $(BUILD)/fuzz/libreaders.a
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
+FUZZ_FLAGS    = -std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all \
+                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_SRC) $(SYM_HDR) | $(BUILD)/.deps-ok
+$(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "make fuzz needs clang: apt-get install -y clang"; exit 1; }
-	$(FUZZ_CC) -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all $(call PKG,libcjson) -Iformat -Itests/fuzz -o $@ $< $(FUZZ_SRC) \
-	  $(call PKGLIBS,libcjson) -lm
+	@touch $@
+
+# The sources of the tools, instrumented for coverage (fuzzer-no-link) and the sanitizers.
+$(BUILD)/fuzz/obj/%.o: %.c $(SYM_HDR) $(REPORT_HDR) | $(BUILD)/fuzz/.clang-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+$(FUZZ_LIB): $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
+	@rm -f $@
+	ar rcs $@ $^
+
+.SECONDEXPANSION:
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_LIB) $$(FUZZ_EXTRA_$$*) \
+                      $$(wildcard $$(subst .c,.h,$$(FUZZ_EXTRA_$$*)))
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Wall -Wextra -Werror $(if $(FUZZ_EXTRA_$*),-Ipreload) -Itests/fuzz \
+	  -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_EXTRA_$*) $(FUZZ_LIB) $(TOOL_LIBS)
 
 fuzz: $(FUZZ_BINS)
-	@for r in $(FUZZ_READERS); do \
+	@tmp=$$(mktemp -d $$( [ -d /dev/shm ] && echo /dev/shm || echo /tmp)/perfscope-fuzz.XXXXXX) || exit 1; \
+	trap 'rm -rf "$$tmp"' EXIT; failed=; \
+	for r in $(FUZZ_READERS); do \
 	  mkdir -p $(BUILD)/fuzz/corpus-$$r; \
 	  echo "fuzz: $$r reader for $(FUZZ_SECONDS) s"; \
-	  $(BUILD)/fuzz/fuzz_$$r -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$r- \
-	    $(BUILD)/fuzz/corpus-$$r tests/fuzz/corpus/$$r 2>$(BUILD)/fuzz/$$r.log || \
-	    { tail -n 40 $(BUILD)/fuzz/$$r.log; echo "fuzz: the $$r reader failed (input in $(BUILD)/fuzz/crash-$$r-*)"; exit 1; }; \
-	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(BUILD)/fuzz/$$r.log | sed "s/^/fuzz: $$r: /"; \
-	done
+	  if FUZZ_TMPDIR=$$tmp $(BUILD)/fuzz/fuzz_$$r -max_total_time=$(FUZZ_SECONDS) \
+	      -timeout=10 -rss_limit_mb=2048 -close_fd_mask=2 -print_final_stats=1 \
+	      -artifact_prefix=$(BUILD)/fuzz/crash-$$r- \
+	      $(BUILD)/fuzz/corpus-$$r tests/fuzz/corpus/$$r 2>$(BUILD)/fuzz/$$r.log; then crash=0; \
+	  else crash=1; failed="$$failed $$r"; tail -n 40 $(BUILD)/fuzz/$$r.log; fi; \
+	  awk -v r=$$r -v c=$$crash '/stat::number_of_executed_units/ {x=$$2} /stat::new_units_added/ {n=$$2} \
+	    /stat::peak_rss_mb/ {m=$$2} END {printf "fuzz: %s: %s executions, %s new inputs, %s MB peak, %d crashes\n", r, x, n, m, c}' \
+	    $(BUILD)/fuzz/$$r.log; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crash-*)"; exit 1; fi

@@ -42,7 +42,7 @@ int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
     if (json_u64(m->doc, "pid", &v) == 0 && v <= INT_MAX)
         m->pid = (long)v;
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(m->doc, "t0_wall_s");
-    if (cJSON_IsNumber(w) && w->valuedouble > 0 && m->t0_ns)
+    if (cJSON_IsNumber(w) && w->valuedouble > 0 && w->valuedouble < RUNMETA_MAX_WALL_S && m->t0_ns)
         m->t0_wall_s = w->valuedouble;
     const char *exe = string_of(m->doc, "executable"), *bid = string_of(m->doc, "build_id");
     if (exe && bid) {

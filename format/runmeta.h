@@ -9,7 +9,8 @@
  *     the report stops);
  *   - a fact of the wrong type or out of range is unknown, never an error: t0_ns and end_ns are
  *     whole non-negative numbers (or decimal strings); pid at most INT_MAX; t0_wall_s a positive
- *     number, known only with t0_ns; executable and build_id strings, both or neither; status a
+ *     number below RUNMETA_MAX_WALL_S (so its nanoseconds fit an int64, as pprof's time_nanos
+ *     needs), known only with t0_ns; executable and build_id strings, both or neither; status a
  *     string; config.hz a number in [0, 1e6). */
 #ifndef PERFSCOPE_RUNMETA_H
 #define PERFSCOPE_RUNMETA_H
@@ -19,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #define RUNMETA_MAX_BYTES (16u << 20)
+#define RUNMETA_MAX_WALL_S 9.2e9 /* seconds since 1970: the year 2261; INT64_MAX ns is 9.22e9 s */
 
 struct run_meta {
     cJSON *doc;              /* the whole object; NULL: no meta.json */

@@ -304,6 +304,33 @@ case("garbage_maps", {B: good_bin, M: bytes(random.Random(1).randrange(256) for 
 case("broken_phases", {B: good_bin, M: good_maps, "phases.jsonl": "x\n{\n[]\n"}, 0, "phases", samples=10)
 case("garbage_meta", {B: good_bin, M: good_maps, "meta.json": "{\"t0_ns\": [", "procs.jsonl": "\x00\x01\n{}\n",
                       "counters.jsonl": "{\"t_ns\":\"x\",\"rapl\":7}\n{\"t_ns\":1,\"rapl\":[{\"zone\":5}],\"gpus\":{}}\n"}, 0, "meta", samples=10)
+# A wall clock no int64 of nanoseconds holds (found by make fuzz: pprof's time_nanos was cast from
+# it, undefined behaviour): unknown, as runmeta.h says, so profile.pb.gz has no time_nanos.
+case("wall_clock_out_of_range", {B: good_bin, M: good_maps, "meta.json": json.dumps(
+    {"schema": "perfscope-meta/1", "t0_ns": 1, "t0_wall_s": 1e308, "end_ns": 9 * s_})}, 0, None, samples=10)
+if os.path.exists("h_wall_clock_out_of_range/profile.pb.gz"):
+    import gzip
+    pb, i, top = gzip.open("h_wall_clock_out_of_range/profile.pb.gz").read(), 0, {}
+
+    def pb_varint(i):
+        v = s = 0
+        while True:
+            b = pb[i]
+            v |= (b & 0x7f) << s
+            i, s = i + 1, s + 7
+            if b < 0x80:
+                return v, i
+    while i < len(pb):  # the Profile message's top-level fields: number -> last varint value
+        key, i = pb_varint(i)
+        if key & 7 == 0:
+            top[key >> 3], i = pb_varint(i)
+        elif key & 7 == 2:
+            n, i = pb_varint(i)
+            i += n
+        else:
+            fail("profile.pb.gz: wire type %d" % (key & 7))
+            break
+    check(9 not in top, "t0_wall_s 1e308: profile.pb.gz time_nanos %r, expected none" % top.get(9))
 case("garbage_perfmap", {B: good_bin, M: good_maps, "perf-%d.map" % PID: "zzz\n" * 10}, 0, "perf-", samples=10)
 case("hostile_records", {B: hdr(3, 8) + record(0, 0xffffffff, "\x01\x02\x1b[31m", [0xffffffffffffffff] * 8, 8)
                          + record(0xffffffffffffffff, 7, "", [0, 1, 2], 8) + record(5, 7, "a;b\nc", [A("c_plain")], 8),

@@ -1,0 +1,3 @@
+module go_burn
+
+go 1.19
