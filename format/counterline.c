@@ -64,7 +64,7 @@ enum counter_step_kind counter_step(double prev, double now, double range, doubl
         *step = d;
         return COUNTER_FORWARD;
     }
-    if (range > 0 && -d > range / 2) {
+    if (range > 0 && prev <= range && -d > range / 2) {
         *step = d + range;
         return COUNTER_WRAPPED;
     }

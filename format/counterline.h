@@ -48,7 +48,8 @@ void counterline_read(const cJSON *counters, struct counter_line *l);
  * energy) from one reading to the next, in the counter's own unit:
  *   COUNTER_FORWARD  now >= prev: *step = now - prev;
  *   COUNTER_WRAPPED  the counter fell by more than half its range (range > 0, RAPL's
- *                    max_energy_range_uj): it wrapped, *step = now + range - prev;
+ *                    max_energy_range_uj) from a reading within it: it wrapped,
+ *                    *step = now + range - prev (never negative);
  *   COUNTER_BACKSTEP any other fall (readings out of order, a reset): no step is known, and
  *                    the caller keeps prev as its reference.
  * Energy per phase (the report) and power over time (trace.json) both step counters here. */
