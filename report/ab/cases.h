@@ -28,9 +28,9 @@ struct kv {
 struct mcase {
     char *label;
     char *binary;
-    char **prefix;   /* NULL-terminated */
+    char **prefix;   /* NULL when empty, else NULL-terminated after nprefix items */
     size_t nprefix;
-    char **args;     /* NULL-terminated */
+    char **args;     /* NULL when empty, else NULL-terminated after nargs items */
     size_t nargs;
     struct kv *env;
     size_t nenv;
