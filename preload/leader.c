@@ -31,6 +31,7 @@
 #include "procs.h"
 #include "sampler.h"
 #include "shim.h"
+#include "sigmask.h"
 #include "runfolder.h"
 
 static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
@@ -174,7 +175,7 @@ static void *watcher_main(void *arg)
     (void)arg;
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     /* meta.json's machine scan reads all of /proc: on this thread, not the target's. */
     if (owns_meta && !meta_written())

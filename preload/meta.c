@@ -24,6 +24,7 @@
 #include "machine.h"
 #include "sampler.h"
 #include "shim.h"
+#include "unsampled.h"
 #include "writer.h"
 #include "runfolder.h"
 
@@ -146,6 +147,8 @@ static void add_config(cJSON *m)
     cJSON_AddStringToObject(s, "clock", ps_cfg.hz <= 0 ? "off" : ps_clock_in_use == PS_CLOCK_PERF ? "perf" : "timer");
     cJSON_AddStringToObject(s, "why", ps_cfg.hz <= 0 ? "PERFSCOPE_HZ=0" : ps_clock_reason);
     cJSON_AddNumberToObject(s, "hz_asked", ps_cfg.hz);
+    if (ps_cfg.hz > 0 && sampler_installed())
+        cJSON_AddStringToObject(s, "unwind", sampler_unwind_is_fp() ? "fp" : "libunwind");
     if (ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF) {
         cJSON_AddStringToObject(s, "perf_delivery", clock_delivery_name());
         cJSON_AddStringToObject(s, "counts", "user CPU time (exclude_kernel)");
@@ -223,6 +226,11 @@ void meta_write_exit(const char *status, double sampled_cpu_s)
             cJSON_AddNumberToObject(s, "hz_weighted", (double)taken / sampled_cpu_s);
         }
         cJSON_AddNumberToObject(s, "signals_chained", (double)atomic_load(&ps_signals_chained));
+        double unsampled_s;
+        int unsampled_threads;
+        unsampled_totals(&unsampled_s, &unsampled_threads);
+        cJSON_AddNumberToObject(s, "unsampled_cpu_s", unsampled_s);
+        cJSON_AddNumberToObject(s, "unsampled_threads", unsampled_threads);
     }
     cJSON_AddNumberToObject(meta, "end_ns", (double)ps_now_ns());
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "status");

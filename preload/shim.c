@@ -30,6 +30,7 @@
 #include "ring.h"
 #include "sampler.h"
 #include "threads.h"
+#include "unsampled.h"
 #include "writer.h"
 #include "xfsz.h"
 
@@ -113,6 +114,7 @@ void shim_finish(const char *status)
         clock_disarm(t);
     writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
     leader_stop();
+    unsampled_finish(); /* before the last drain hands back the threads that exited */
     writer_flush(0);
     uint64_t orphans = atomic_load(&ps_samples_orphan);
     if (orphans)

@@ -28,7 +28,9 @@
 #include "samplefile.h"
 #include "sampler.h"
 #include "shim.h"
+#include "sigmask.h"
 #include "threads.h"
+#include "unsampled.h"
 
 #define FLUSH_MS 100
 
@@ -347,7 +349,7 @@ static void *writer_main(void *arg)
     (void)arg;
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
     while (!atomic_load(&stop_requested)) {
@@ -367,6 +369,7 @@ static void *writer_main(void *arg)
             break;
         uint64_t now = ps_now_ns();
         if (files_ok) {
+            unsampled_pass(); /* before the drain hands back the threads that exited */
             writer_flush(0);
             /* A library loaded since the last pass is in force from the last pass: its code
              * could not run before it was loaded, and what was mapped then still is. */
