@@ -99,14 +99,15 @@ clean:
 	rm -rf $(BUILD) build-asan
 
 # ---- fuzz (format/ readers) ----------------------------------
-# `make fuzz`: libFuzzer (clang) over the sample file, maps, phases and perf map readers, each for
+# `make fuzz`: libFuzzer (clang) over the sample file, maps, phases, perf map and unsampled.jsonl readers, each for
 # FUZZ_SECONDS (default 20), seeded from tests/fuzz/corpus/<reader>; new inputs go to
 # $(BUILD)/fuzz/corpus-<reader> (never into the repository), crashes to $(BUILD)/fuzz/.
 FUZZ_SECONDS ?= 20
 FUZZ_CC      ?= clang
-FUZZ_READERS := samples maps phases perfmap
+FUZZ_READERS := samples maps phases perfmap unsampled
 FUZZ_SRC     := format/samples.c format/maps.c format/phases.c format/jsonl.c \
-                format/textfile.c format/perfmap.c format/hmap.c
+                format/textfile.c format/perfmap.c format/hmap.c format/unsampledfile.c \
+                format/runfolder.c
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_input.h $(FUZZ_SRC) $(SYM_HDR) | $(BUILD)/.deps-ok
