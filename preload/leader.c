@@ -206,10 +206,12 @@ static void *watcher_main(void *arg)
                 ;
         }
         read_markers();
+        meta_own_thread_cpu(META_OWN_WATCHER);
     }
     read_markers();
     if (ps_cfg.counter_ms > 0)
         write_counters_line();
+    meta_own_thread_cpu(META_OWN_WATCHER);
     return NULL;
 }
 

@@ -24,6 +24,7 @@
 #include "interpose.h"
 #include "leader.h"
 #include "log.h"
+#include "meta.h"
 #include "ring.h"
 #include "samplefile.h"
 #include "sampler.h"
@@ -387,7 +388,9 @@ static void *writer_main(void *arg)
             leader_try_takeover();
             last_leader = now;
         }
+        meta_own_thread_cpu(META_OWN_WRITER);
     }
+    meta_own_thread_cpu(META_OWN_WRITER);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         writer_thread_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
