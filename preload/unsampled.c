@@ -1,8 +1,8 @@
 /* unsampled.c: the CPU time the sampler could not see (unsampled.h). A thread that keeps
  * SIGPROF blocked gets no samples; where the shim cannot keep SIGPROF out of its mask
  * (sigmask.c: the target's own SIGPROF handler, a raw rt_sigprocmask, setcontext, a thread
- * already running before the shim), its CPU time is measured instead. At each writer pass every
- * sampled thread's CPU clock is read; when it ran at least UNSAMPLED_MIN_NS since the last check
+ * already running before the shim), its CPU time is measured instead. Every 250 ms (a writer
+ * pass) every sampled thread's CPU clock is read; when it ran at least UNSAMPLED_MIN_NS since the last check
  * and our signals stand for less than half of that, its mask is read from
  * /proc/self/task/<tid>/status: with SIGPROF blocked, the CPU time the signals do not stand for
  * is unsampled. Consecutive unsampled checks make one stretch, written to unsampled.jsonl when
@@ -35,6 +35,7 @@
 
 #define UNSAMPLED_MIN_NS 1000000ull       /* less CPU than this since the last check: wait */
 #define UNSAMPLED_SPAN_NS 1000000000ull   /* a stretch is written after at most this long */
+#define UNSAMPLED_CHECK_NS 250000000ull   /* live threads' clocks read at most this often */
 
 static uint64_t total_ns;   /* this process's unsampled CPU time so far */
 static int total_threads;   /* threads with some */
@@ -202,10 +203,17 @@ static void check_ended(struct ps_thread *t)
     t->us.final_done = 1;
 }
 
+/* final: the way out (every thread, every stretch written). Otherwise threads that ended are
+ * always seen (the drain after this pass hands them back), live ones every UNSAMPLED_CHECK_NS. */
 static void check_all(int final)
 {
+    static uint64_t last_live;
     if (ps_cfg.hz <= 0 || !sampler_installed())
         return;
+    uint64_t now = ps_now_ns();
+    int live = final || now - last_live >= UNSAMPLED_CHECK_NS;
+    if (live)
+        last_live = now;
     pid_t self = ps_gettid();
     int n = atomic_load(&ps_threads_used);
     for (int i = 0; i < n; i++) {
@@ -215,7 +223,7 @@ static void check_all(int final)
             check_ended(t);
             continue;
         }
-        if (st != PS_T_LIVE)
+        if (st != PS_T_LIVE || !live)
             continue;
         if (t->tid == self) {
             check(t, ps_now_ns(), cpu_of(CLOCK_THREAD_CPUTIME_ID), self_prof_blocked());
