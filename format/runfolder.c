@@ -82,7 +82,7 @@ int runfolder_check_run(const char *dir, char *err, size_t errlen)
 
 int runfolder_check_inputs(const char *dir, char *err, size_t errlen)
 {
-    static const char *const read_too[] = {RUN_PROFILE, RUN_TARGET_STDOUT, NULL};
+    static const char *const read_too[] = {RUN_PROFILE, RUN_TARGET_STDOUT, RUN_UNSAMPLED, NULL};
     DIR *d = opendir(dir);
     if (!d) {
         reader_error(err, errlen, dir, "cannot list: %s", strerror(errno));

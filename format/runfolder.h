@@ -14,6 +14,7 @@
 #define RUN_PHASES "phases.jsonl"
 #define RUN_COUNTERS "counters.jsonl"
 #define RUN_PROCS "procs.jsonl"
+#define RUN_UNSAMPLED "unsampled.jsonl"
 #define RUN_LOG "perfscope.log"
 #define RUN_LEADER_LOCK ".leader"
 #define RUN_SAMPLES_PREFIX "cpuprof"

@@ -190,6 +190,12 @@ fail:
     return -1;
 }
 
+/* Another thread's CPU clock: the kernel's encoding of a per-thread CPUCLOCK_SCHED. */
+clockid_t clock_of_thread(pid_t tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 6);
+}
+
 static int arm_timer(struct ps_thread *t, int self)
 {
     struct sigevent sev;
@@ -198,8 +204,7 @@ static int arm_timer(struct ps_thread *t, int self)
     sev.sigev_signo = SIGPROF;
     sev._sigev_un._tid = t->tid;
     sev.sigev_value.sival_ptr = &ps_timer_cookie;
-    /* Another thread's CPU clock: the kernel's encoding of a per-thread CPUCLOCK_SCHED. */
-    clockid_t cid = self ? CLOCK_THREAD_CPUTIME_ID : (clockid_t)((~(unsigned)t->tid << 3) | 6);
+    clockid_t cid = self ? CLOCK_THREAD_CPUTIME_ID : clock_of_thread(t->tid);
     if (timer_create(cid, &sev, &t->timer) != 0)
         return -1;
     long period = 1000000000L / ps_cfg.hz;

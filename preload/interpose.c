@@ -22,6 +22,7 @@
 #include "fatal.h"
 #include "sampler.h"
 #include "shim.h"
+#include "sigmask.h"
 #include "threads.h"
 #include "writer.h"
 #include "xfsz.h"
@@ -67,12 +68,14 @@ int ps_real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct time
 struct start_args {
     void *(*fn)(void *);
     void *arg;
+    int prof_hidden; /* the creator's mask, as the target sees it, blocked SIGPROF */
 };
 
 static void *thread_trampoline(void *p)
 {
     struct start_args a = *(struct start_args *)p;
     free(p);
+    sigmask_inherit(a.prof_hidden);
     threads_started();
     return a.fn(a.arg);
 }
@@ -87,7 +90,10 @@ PS_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
         return real_pthread_create(t, attr, fn, arg);
     a->fn = fn;
     a->arg = arg;
+    int held;
+    a->prof_hidden = sigmask_before_create(attr, &held);
     int rc = real_pthread_create(t, attr, thread_trampoline, a);
+    sigmask_after_create(held);
     if (rc != 0)
         free(a);
     return rc;
@@ -112,13 +118,14 @@ PS_API int pthread_setname_np(pthread_t thread, const char *name)
 /* Before the image is replaced: everything sampled so far goes to disk. */
 static void before_exec(void)
 {
-    if (!ps_active || getpid() != ps_pid)
-        return; /* a vfork child shares our memory: leave the parent's state alone */
-    shim_finish("exec");
+    if (ps_active && getpid() == ps_pid) /* a vfork child shares our memory: leave the parent's state alone */
+        shim_finish("exec");
+    sigmask_before_exec(); /* the new image inherits the mask the target asked for */
 }
 
 static void after_failed_exec(int saved_errno)
 {
+    sigmask_after_failed_exec();
     if (ps_active && getpid() == ps_pid)
         shim_resume_after_failed_exec();
     errno = saved_errno;
@@ -210,14 +217,17 @@ PS_API int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /* posix_spawn's child execs inside the C library, past the wrappers above: its environment is
- * rewritten here. (system() and popen() hand on environ, made right at start.) */
+ * rewritten here, and it inherits the mask the target asked for (sigmask.c). (system() and
+ * popen() hand on environ, made right at start; sigmask.c wraps them for the mask.) */
 PS_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(posix_spawn);
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
+    int held = sigmask_hold_for_child(attr);
     int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
+    sigmask_release_after_child(held);
     execenv_release(&e);
     return rc;
 }
@@ -228,7 +238,9 @@ PS_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
     PS_RESOLVE(posix_spawnp);
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
+    int held = sigmask_hold_for_child(attr);
     int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
+    sigmask_release_after_child(held);
     execenv_release(&e);
     return rc;
 }

@@ -32,6 +32,7 @@
 #include "runid.h"
 #include "sampler.h"
 #include "shim.h"
+#include "sigmask.h"
 #include "runfolder.h"
 
 static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
@@ -200,7 +201,7 @@ static void *watcher_main(void *arg)
     (void)arg;
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     /* meta.json's machine scan reads all of /proc: on this thread, not the target's. */
     if (owns_meta && !meta_written())
@@ -231,10 +232,12 @@ static void *watcher_main(void *arg)
                 ;
         }
         read_markers();
+        meta_own_thread_cpu(META_OWN_WATCHER);
     }
     read_markers();
     if (ps_cfg.counter_ms > 0)
         write_counters_line();
+    meta_own_thread_cpu(META_OWN_WATCHER);
     return NULL;
 }
 

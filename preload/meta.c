@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "runid.h"
 #include "sampler.h"
 #include "shim.h"
+#include "unsampled.h"
 #include "writer.h"
 #include "runfolder.h"
 
@@ -34,6 +36,21 @@ static size_t status_at;       /* offset of the status value's opening quote */
 static uint64_t t0_ns;
 static cJSON *meta;
 static char path[PATH_MAX], tmp[PATH_MAX]; /* meta.json and its temporary name */
+static _Atomic uint64_t own_user_ns[META_OWN_THREADS], own_sys_ns[META_OWN_THREADS];
+
+static uint64_t tv_ns(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+}
+
+void meta_own_thread_cpu(int which)
+{
+    struct rusage ru;
+    if (which < 0 || which >= META_OWN_THREADS || getrusage(RUSAGE_THREAD, &ru) != 0)
+        return;
+    atomic_store(&own_user_ns[which], tv_ns(ru.ru_utime));
+    atomic_store(&own_sys_ns[which], tv_ns(ru.ru_stime));
+}
 
 static void add_file_line(cJSON *o, const char *key, const char *path, const char *prefix)
 {
@@ -147,6 +164,8 @@ static void add_config(cJSON *m)
     cJSON_AddStringToObject(s, "clock", ps_cfg.hz <= 0 ? "off" : ps_clock_in_use == PS_CLOCK_PERF ? "perf" : "timer");
     cJSON_AddStringToObject(s, "why", ps_cfg.hz <= 0 ? "PERFSCOPE_HZ=0" : ps_clock_reason);
     cJSON_AddNumberToObject(s, "hz_asked", ps_cfg.hz);
+    if (ps_cfg.hz > 0 && sampler_installed())
+        cJSON_AddStringToObject(s, "unwind", sampler_unwind_is_fp() ? "fp" : "libunwind");
     if (ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF) {
         cJSON_AddStringToObject(s, "perf_delivery", clock_delivery_name());
         cJSON_AddStringToObject(s, "counts", "user CPU time (exclude_kernel)");
@@ -210,6 +229,15 @@ void meta_write_exit(const char *status, double sampled_cpu_s)
     if (!meta)
         return;
     cJSON *s = cJSON_GetObjectItemCaseSensitive(meta, "sampling");
+    /* The writer's and watcher's CPU time is the shim's (about 3 ms per second of wall time,
+     * docs/shim.md): no sampler samples it, so the rates below are per second of the target's. */
+    uint64_t own_user = 0, own_all = 0;
+    for (int i = 0; i < META_OWN_THREADS; i++) {
+        own_user += atomic_load(&own_user_ns[i]);
+        own_all += atomic_load(&own_user_ns[i]) + atomic_load(&own_sys_ns[i]);
+    }
+    double own_sampled = (double)(ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? own_user : own_all) / 1e9;
+    sampled_cpu_s = sampled_cpu_s > own_sampled ? sampled_cpu_s - own_sampled : 0;
     if (s && ps_cfg.hz > 0) {
         uint64_t taken = atomic_load(&ps_samples_taken);
         uint64_t signals = atomic_load(&ps_signals_taken);
@@ -218,6 +246,7 @@ void meta_write_exit(const char *status, double sampled_cpu_s)
         cJSON_AddNumberToObject(s, "samples_without_libunwind", (double)atomic_load(&ps_samples_no_libunwind));
         cJSON_AddNumberToObject(s, "records_written", (double)writer_records());
         cJSON_AddNumberToObject(s, "sampled_cpu_s", sampled_cpu_s);
+        cJSON_AddNumberToObject(s, "shim_threads_cpu_s", (double)own_all / 1e9);
         /* Delivered: signals the clock gave per CPU second (the tick timer: at most the tick
          * rate). Weighted: records written per CPU second, overruns included. */
         if (sampled_cpu_s > 0.05) {
@@ -225,6 +254,11 @@ void meta_write_exit(const char *status, double sampled_cpu_s)
             cJSON_AddNumberToObject(s, "hz_weighted", (double)taken / sampled_cpu_s);
         }
         cJSON_AddNumberToObject(s, "signals_chained", (double)atomic_load(&ps_signals_chained));
+        double unsampled_s;
+        int unsampled_threads;
+        unsampled_totals(&unsampled_s, &unsampled_threads);
+        cJSON_AddNumberToObject(s, "unsampled_cpu_s", unsampled_s);
+        cJSON_AddNumberToObject(s, "unsampled_threads", unsampled_threads);
     }
     cJSON_AddNumberToObject(meta, "end_ns", (double)ps_now_ns());
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "status");

@@ -4,6 +4,7 @@
 #include "ring.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -84,6 +85,8 @@ struct ps_thread *thread_claim(pid_t tid)
             t->foreign = 0;
             t->comm[0] = 0;
             t->comm_checked_ns = 0;
+            atomic_store(&t->arrived, 0);
+            memset(&t->us, 0, sizeof t->us);
             atomic_store(&t->tid, tid);
             int used = atomic_load(&ps_threads_used);
             while (used < i + 1 && !atomic_compare_exchange_weak(&ps_threads_used, &used, i + 1))

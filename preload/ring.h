@@ -40,6 +40,17 @@ struct ps_ring {
 
 enum ps_thread_state { PS_T_FREE = 0, PS_T_CLAIMED, PS_T_LIVE, PS_T_EXITED };
 
+/* The unsampled check of one thread (unsampled.c): its CPU time and our signals at the last
+ * check, the stretch of unsampled CPU not yet written, and what its exit hook saw. Written by
+ * the writer thread (and the exit path once the writer is stopped); end_* by the thread itself
+ * before its state becomes PS_T_EXITED. */
+struct ps_unsampled {
+    uint64_t cpu_ns, arrived, check_ns;
+    uint64_t span_t0, span_t1, span_cpu;
+    uint64_t end_ns, end_cpu_ns;
+    int end_blocked, end_known, final_done, counted;
+};
+
 struct ps_thread {
     _Atomic int state;
     _Atomic pid_t tid;
@@ -52,6 +63,8 @@ struct ps_thread {
     int foreign;            /* found in /proc/self/task, not started through our wrapper */
     char comm[16];
     uint64_t comm_checked_ns;
+    _Atomic uint64_t arrived; /* our signals that reached the thread (weighted), kept or dropped */
+    struct ps_unsampled us;
 };
 
 extern struct ps_thread ps_threads[PS_MAX_THREADS];

@@ -23,8 +23,10 @@
 #include "config.h"
 #include "fds.h"
 #include "interpose.h"
+#include "log.h"
 #include "ring.h"
 #include "shim.h"
+#include "sigmask.h"
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6 /* perf event with sigtrap=1 (Linux 5.13) */
@@ -40,6 +42,7 @@ _Atomic uint64_t ps_signals_chained;
 int ps_timer_cookie;
 
 static struct sigaction target_action; /* what the target asked for SIGPROF */
+static enum ps_unwind unwinder;         /* in force: PERFSCOPE_UNWIND, or fp under valgrind */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static _Atomic int installed;
 
@@ -139,12 +142,37 @@ static int stack_room_for_libunwind(const struct ps_thread *t)
     return 0; /* a stack we know nothing of */
 }
 
+/* A SIGPROF that is not ours on a thread whose target asked for SIGPROF blocked (the shim hid
+ * it: sigmask.c): the target would not have received it yet. It is blocked for real on this
+ * thread from the handler's return (the mask sigreturn restores) and sent again, so it waits,
+ * as it would have, for this thread to unblock it, or goes to a thread of the process that does
+ * not block it. Sent to ourselves, any si_code is allowed for this thread; a process-directed
+ * signal keeps its siginfo where the kernel allows it (from the main thread), else it is sent
+ * again as a plain kill. */
+static void defer(int sig, siginfo_t *si, ucontext_t *uc)
+{
+    sigaddset(&uc->uc_sigmask, sig);
+    ps_prof_hidden = 0;
+    pid_t pid = getpid();
+    if (si->si_code == SI_TKILL) {
+        syscall(SYS_rt_tgsigqueueinfo, pid, (pid_t)syscall(SYS_gettid), sig, si);
+        return;
+    }
+    if (syscall(SYS_rt_sigqueueinfo, pid, sig, si) != 0)
+        kill(pid, sig);
+}
+
 /* The target's disposition for a SIGPROF that is not ours: its handler, or what the kernel
  * would have done (SIG_DFL terminates; SIG_IGN nothing). */
 static void chain(int sig, siginfo_t *si, void *uc)
 {
     atomic_fetch_add_explicit(&ps_signals_chained, 1, memory_order_relaxed);
     struct sigaction a = target_action;
+    int ignored = !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN;
+    if (ps_prof_hidden && !ignored && sig == SIGPROF && getpid() == ps_pid) {
+        defer(sig, si, uc);
+        return;
+    }
     int is_function = (a.sa_flags & SA_SIGINFO) ? a.sa_sigaction != NULL
                                                 : a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN;
     if (!is_function) {
@@ -164,18 +192,18 @@ static void chain(int sig, siginfo_t *si, void *uc)
         target_action.sa_handler = SIG_DFL;
     }
     sigset_t mask = a.sa_mask, before;
-    pthread_sigmask(SIG_BLOCK, &mask, &before);
+    ps_real_pthread_sigmask(SIG_BLOCK, &mask, &before);
     if (a.sa_flags & SA_NODEFER) {
         sigset_t prof;
         sigemptyset(&prof);
         sigaddset(&prof, sig);
-        pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+        ps_real_pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
     }
     if (a.sa_flags & SA_SIGINFO)
         a.sa_sigaction(sig, si, uc);
     else
         a.sa_handler(sig);
-    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    ps_real_pthread_sigmask(SIG_SETMASK, &before, NULL);
 }
 
 /* The target's SIGPROF disposition is the default (nothing of its own to deliver to). */
@@ -201,6 +229,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         errno = saved_errno;
         return;
     }
+    atomic_fetch_add_explicit(&t->arrived, weight, memory_order_relaxed);
     struct ps_slot_rec *rec = ring_reserve(t->ring);
     if (!rec) {
         atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
@@ -217,11 +246,11 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     rec->flags = 0;
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
-        (ps_cfg.unwind != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
+        (unwinder != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         atomic_fetch_add_explicit(&ps_samples_no_libunwind, weight, memory_order_relaxed);
-    } else if (ps_cfg.unwind == PS_UNWIND_FP) {
+    } else if (unwinder == PS_UNWIND_FP) {
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
     } else {
         ps_guard_depth++;
@@ -273,25 +302,60 @@ static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* valgrind maps its vgpreload_core object into every program it runs. */
+static int find_valgrind(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *name = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    if (name && strncmp(name + 1, "vgpreload_core", 14) == 0)
+        *(int *)data = 1;
+    return *(int *)data;
+}
+
+/* Under valgrind, libunwind cannot be used without changing what the target sees: it checks
+ * the stack addresses it reads by write()ing each one (from the start of its page, below the
+ * stack pointer or over uninitialised bytes) into a pipe of its own, and memcheck reports each
+ * such write as an error of the target (2 at start, more with each new stack shape), so
+ * `valgrind --error-exitcode` changed the target's exit status. There the samples walk frame
+ * pointers, which read only the thread's own stack, and libunwind is never called. */
+static void choose_unwinder(void)
+{
+    unwinder = ps_cfg.unwind;
+    int valgrind = 0;
+    ps_real_dl_iterate_phdr(find_valgrind, &valgrind);
+    if (valgrind && unwinder != PS_UNWIND_FP) {
+        unwinder = PS_UNWIND_FP;
+        ps_log("running under valgrind: stacks are walked by frame pointers (libunwind's memory checks would be reported as the target's errors)");
+    }
+}
+
+int sampler_unwind_is_fp(void)
+{
+    return unwinder == PS_UNWIND_FP;
+}
+
 int sampler_install(void)
 {
     if (atomic_load(&installed))
         return 0;
-    /* libunwind initialises itself (and may allocate) on first use: do that here, not in a
-     * handler. */
-    unw_context_t ctx;
-    unw_cursor_t cursor;
-    ps_in_unwind++;
-    if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
-        while (unw_step(&cursor) > 0)
-            ;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     ps_real_dl_iterate_phdr(find_loader, &base);
-    if (ps_cfg.unwind_fast) {
-        void *warm[8];
-        unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
+    choose_unwinder();
+    if (unwinder != PS_UNWIND_FP) {
+        /* libunwind initialises itself (and may allocate) on first use: do that here, not in
+         * a handler. */
+        unw_context_t ctx;
+        unw_cursor_t cursor;
+        ps_in_unwind++;
+        if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
+            while (unw_step(&cursor) > 0)
+                ;
+        if (ps_cfg.unwind_fast) {
+            void *warm[8];
+            unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
+        }
+        ps_in_unwind--;
     }
-    ps_in_unwind--;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;

@@ -32,6 +32,7 @@
 #include "runid.h"
 #include "sampler.h"
 #include "threads.h"
+#include "unsampled.h"
 #include "writer.h"
 #include "xfsz.h"
 
@@ -115,6 +116,7 @@ void shim_finish(const char *status)
         clock_disarm(t);
     writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
     leader_stop();
+    unsampled_finish(); /* before the last drain hands back the threads that exited */
     writer_flush(0);
     uint64_t orphans = atomic_load(&ps_samples_orphan);
     if (orphans)

@@ -20,6 +20,8 @@
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
+#include "sigmask.h"
+#include "unsampled.h"
 
 static pthread_key_t thread_key;
 
@@ -29,10 +31,8 @@ static void thread_key_destructor(void *v)
     if (!t || getpid() != ps_pid)
         return;
     /* No SIGPROF may run on this thread once its ring is handed back. */
-    sigset_t prof;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, NULL);
+    unsampled_thread_end(t);
+    sigmask_thread_end();
     clock_disarm(t);
     thread_set_self(NULL);
     atomic_store(&t->state, PS_T_EXITED);
@@ -67,6 +67,8 @@ void threads_started(void)
             atomic_store(&t->state, PS_T_LIVE);
             thread_set_self(t);
             pthread_setspecific(thread_key, t);
+            sigmask_thread_start();
+            unsampled_thread_start(t, 1);
             clock_arm(t, 1);
         }
     } else {
@@ -116,6 +118,7 @@ void threads_adopt_existing(void)
             atomic_store(&t->state, PS_T_FREE);
             continue;
         }
+        unsampled_thread_start(t, 0);
         atomic_store(&t->state, PS_T_LIVE);
         clock_arm(t, 0);
     }

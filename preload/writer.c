@@ -24,11 +24,14 @@
 #include "interpose.h"
 #include "leader.h"
 #include "log.h"
+#include "meta.h"
 #include "ring.h"
 #include "samplefile.h"
 #include "sampler.h"
 #include "shim.h"
+#include "sigmask.h"
 #include "threads.h"
+#include "unsampled.h"
 
 #define FLUSH_MS 100
 
@@ -347,7 +350,7 @@ static void *writer_main(void *arg)
     (void)arg;
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
     while (!atomic_load(&stop_requested)) {
@@ -367,6 +370,7 @@ static void *writer_main(void *arg)
             break;
         uint64_t now = ps_now_ns();
         if (files_ok) {
+            unsampled_pass(); /* before the drain hands back the threads that exited */
             writer_flush(0);
             /* A library loaded since the last pass is in force from the last pass: its code
              * could not run before it was loaded, and what was mapped then still is. */
@@ -384,7 +388,9 @@ static void *writer_main(void *arg)
             leader_try_takeover();
             last_leader = now;
         }
+        meta_own_thread_cpu(META_OWN_WRITER);
     }
+    meta_own_thread_cpu(META_OWN_WRITER);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         writer_thread_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;

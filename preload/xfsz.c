@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "interpose.h"
+#include "sigmask.h"
 
 /* A write of ours past the target's RLIMIT_FSIZE raises SIGXFSZ on the writing thread, whose
  * default kills the target. Around our writes on its threads the signal is held, and one that
@@ -15,7 +16,7 @@ void ps_xfsz_hold(struct ps_xfsz *x)
     sigset_t xfsz, pending;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &xfsz, &x->saved);
+    ps_real_pthread_sigmask(SIG_BLOCK, &xfsz, &x->saved);
     x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
 }
 
@@ -28,5 +29,5 @@ void ps_xfsz_release(const struct ps_xfsz *x)
         struct timespec zero = { 0, 0 };
         ps_real_sigtimedwait(&xfsz, NULL, &zero);
     }
-    pthread_sigmask(SIG_SETMASK, &x->saved, NULL);
+    ps_real_pthread_sigmask(SIG_SETMASK, &x->saved, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A number with precision to suit its size. */
@@ -94,6 +95,10 @@ static void header(struct sbuf *b, const struct run_model *m)
                     (unsigned long long)m->dropped, share,
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
     }
+    if (m->un.cpu_s > 0)
+        sbuf_printf(b, "- unsampled: %.3f CPU s of %zu thread%s ran with SIGPROF blocked: no sample stands for it "
+                       "(Unsampled CPU below)\n",
+                    m->un.cpu_s, m->un.nthreads + (m->un.other_lines > 0), m->un.nthreads == 1 && !m->un.other_lines ? "" : "s");
     const cJSON *mb = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "machine_before");
     const cJSON *clean = mb ? cJSON_GetObjectItemCaseSensitive(mb, "clean") : NULL;
     if (cJSON_IsBool(clean)) {
@@ -411,6 +416,63 @@ static void llama_section(struct sbuf *b, const struct run_model *m)
     }
 }
 
+/* The threads that ran with SIGPROF blocked where the shim could not keep it open, and their CPU
+ * time per phase group: the profile above does not contain it. The busiest threads first. */
+static const struct unsampled *un_sorting;
+
+static int by_cpu_desc(const void *a, const void *b)
+{
+    double x = un_sorting->thread[*(const size_t *)a].cpu_s, y = un_sorting->thread[*(const size_t *)b].cpu_s;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void unsampled_section(struct sbuf *b, const struct run_model *m)
+{
+    enum { THREADS_SHOWN = 32 };
+    const struct unsampled *u = &m->un;
+    if (u->cpu_s <= 0 && !u->bad)
+        return;
+    sbuf_printf(b, "\n## Unsampled CPU (unsampled.jsonl)\n\n");
+    if (u->cpu_s > 0) {
+        sbuf_printf(b, "These threads ran with SIGPROF blocked where the shim could not keep it open (the "
+                       "target's own SIGPROF handler, a raw rt_sigprocmask, setcontext): %.3f CPU s that no "
+                       "sample stands for, not in the CPU s, shares and hot functions above.\n\n"
+                       "| pid | tid | thread | CPU s |\n|---:|---:|---|---:|\n",
+                    u->cpu_s);
+        size_t *order = malloc((u->nthreads ? u->nthreads : 1) * sizeof *order);
+        size_t n = 0;
+        double shown_s = 0;
+        if (order) {
+            for (size_t i = 0; i < u->nthreads; i++)
+                order[i] = i;
+            un_sorting = u;
+            qsort(order, u->nthreads, sizeof *order, by_cpu_desc);
+            for (; n < u->nthreads && n < THREADS_SHOWN; n++) {
+                const struct unsampled_thread *t = &u->thread[order[n]];
+                sbuf_printf(b, "| %ld | %ld | ", t->pid, t->tid);
+                sbuf_clean(b, t->comm[0] ? t->comm : "-", 1);
+                sbuf_printf(b, " | %.3f |\n", t->cpu_s);
+                shown_s += t->cpu_s;
+            }
+            free(order);
+        }
+        if (n < u->nthreads || u->other_lines)
+            sbuf_printf(b, "| | | %s%zu more thread%s | %.3f |\n", u->other_lines ? "over " : "", u->nthreads - n,
+                        u->nthreads - n == 1 && !u->other_lines ? "" : "s", u->cpu_s - shown_s);
+        sbuf_printf(b, "\n| group | unsampled CPU s |\n|---|---:|\n");
+        for (size_t g = 0; g <= u->ngroups; g++) {
+            if (u->group_cpu_s[g] <= 0)
+                continue;
+            sbuf_printf(b, "| ");
+            sbuf_clean(b, g < u->ngroups ? m->s.phases->groups[g] : PHASES_NONE, 1);
+            sbuf_printf(b, " | %.3f |\n", u->group_cpu_s[g]);
+        }
+    }
+    if (u->bad)
+        sbuf_printf(b, "%s%zu bad line%s skipped (the first: line %zu).\n", u->cpu_s > 0 ? "\n" : "", u->bad,
+                    u->bad == 1 ? "" : "s", u->first_bad_line);
+}
+
 static void log_section(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Log (perfscope.log)\n\n");
@@ -434,6 +496,7 @@ char *run_markdown(const struct run_model *m)
     struct sbuf b = {0};
     header(&b, m);
     phases_table(&b, m);
+    unsampled_section(&b, m);
     energy_section(&b, m);
     memory_section(&b, m);
     hot_section(&b, m);

@@ -131,7 +131,8 @@ int run_model_load(const char *dir, int symbolize, struct run_model *m, char *er
     if (runfolder_check_run(dir, err, errlen) != 0 || runfolder_check_inputs(dir, err, errlen) != 0 ||
         load_meta(&m->s, err, errlen) != 0 ||
         load_phases(&m->s, err, errlen) != 0 || load_samples(&m->s, err, errlen) != 0 ||
-        load_log(&m->s, RUN_LOG_LINES, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0)
+        load_log(&m->s, RUN_LOG_LINES, err, errlen) != 0 || readings_load(dir, &m->rd, err, errlen) != 0 ||
+        unsampled_load(dir, m->s.phases, &m->un, err, errlen) != 0)
         return -1;
     set_status(m);
     m->samples = m->s.total_samples;
@@ -159,6 +160,7 @@ void run_model_free(struct run_model *m)
         free(m->gr[g].dom);
     free(m->gr);
     hot_profile_free(m->prof);
+    unsampled_free(&m->un);
     group_index_free(&m->gi);
     memory_free(&m->mem);
     energy_free(&m->en);

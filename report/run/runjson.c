@@ -262,6 +262,38 @@ static void throughput_json(cJSON *root, const struct run_model *m)
     }
 }
 
+/* unsampled.jsonl's CPU time: in all, per thread and per phase group (only when the run has
+ * the file). */
+static void unsampled_json(cJSON *root, const struct run_model *m)
+{
+    const struct unsampled *u = &m->un;
+    if (!u->present)
+        return;
+    cJSON *o = cJSON_AddObjectToObject(root, "unsampled");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "cpu_s", u->cpu_s);
+    cJSON *threads = cJSON_AddArrayToObject(o, "threads");
+    for (size_t i = 0; threads && i < u->nthreads; i++) {
+        cJSON *t = cJSON_CreateObject();
+        if (!t)
+            break;
+        cJSON_AddNumberToObject(t, "pid", (double)u->thread[i].pid);
+        cJSON_AddNumberToObject(t, "tid", (double)u->thread[i].tid);
+        cJSON_AddStringToObject(t, "comm", u->thread[i].comm);
+        cJSON_AddNumberToObject(t, "cpu_s", u->thread[i].cpu_s);
+        cJSON_AddItemToArray(threads, t);
+    }
+    if (u->other_lines)
+        cJSON_AddNumberToObject(o, "other_threads_cpu_s", u->other_cpu_s);
+    cJSON *groups = cJSON_AddObjectToObject(o, "groups");
+    for (size_t g = 0; groups && g <= u->ngroups; g++)
+        if (u->group_cpu_s[g] > 0)
+            cJSON_AddNumberToObject(groups, g < u->ngroups ? m->s.phases->groups[g] : PHASES_NONE, u->group_cpu_s[g]);
+    if (u->bad)
+        cJSON_AddNumberToObject(o, "bad_lines", (double)u->bad);
+}
+
 cJSON *run_json(const struct run_model *m)
 {
     cJSON *root = cJSON_CreateObject();
@@ -283,6 +315,7 @@ cJSON *run_json(const struct run_model *m)
         cJSON_AddNumberToObject(s, "samples", (double)m->samples);
         cJSON_AddNumberToObject(s, "dropped", (double)m->dropped);
     }
+    unsampled_json(root, m);
     throughput_json(root, m);
     memory_json(root, m);
     cJSON *groups = cJSON_AddObjectToObject(root, "groups");

@@ -16,6 +16,7 @@
 #include "hot.h"
 #include "readings.h"
 #include "summary.h"
+#include "unsampledfile.h"
 
 #define RUN_LOG_LINES 40
 #define SERIAL_SHARE 0.8  /* one thread busy for this share of a group's wall: serial */
@@ -51,6 +52,7 @@ struct run_model {
     char prof_note[600];       /* why there are no hot functions, or a caveat */
     struct llamabench lb;
     int have_lb;
+    struct unsampled un;       /* CPU time no sample stands for (unsampled.jsonl) */
     char status[96];
     int perturbed;
     int hz;                    /* asked sampling rate, -1 unknown */
