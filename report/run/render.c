@@ -57,10 +57,16 @@ static void header(struct sbuf *b, const struct run_model *m)
         }
         sbuf_printf(b, "\n");
     }
-    sbuf_printf(b, "- status: %s%s\n", m->status,
+    sbuf_printf(b, "- status: %s%s", m->status,
                 strcmp(m->status, "killed") == 0
                     ? " (meta.json still said running: the run's leader never recorded its exit)"
                     : "");
+    if (strcmp(m->status, "ended unseen") == 0 && m->s.meta.end_unseen) {
+        sbuf_printf(b, " (meta.json still said running, and the shim knew why its end could pass unseen: ");
+        sbuf_clean(b, m->s.meta.end_unseen, 0);
+        sbuf_printf(b, "; the exit status is known only to its parent)");
+    }
+    sbuf_printf(b, "\n");
     if (m->hz == 0)
         sbuf_printf(b, "- stack sampling: off (PERFSCOPE_HZ=0): not perturbed\n");
     else {

@@ -71,8 +71,11 @@ void print_meta(const struct run_summary *r)
         print_value("schema", schema);
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(meta, "status");
     char st[64];
-    if (strcmp(runmeta_status(&r->meta, st, sizeof st), "killed") == 0)
+    runmeta_status(&r->meta, st, sizeof st);
+    if (strcmp(st, "killed") == 0)
         printf("  status: killed (meta.json still says running: the leader never finished)\n");
+    else if (strcmp(st, "ended unseen") == 0)
+        printf("  status: ended unseen (meta.json still says running; end_unseen says why)\n");
     else if (status)
         print_value("status", status);
     else
