@@ -59,7 +59,7 @@ static void append_line(const char *name, const char *text)
 {
     char path[PATH_MAX];
     ps_path(path, sizeof path, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int fd = fds_run_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         ps_log_once(name, "cannot append to %s: %s", path, strerror(errno));
         return;
@@ -68,7 +68,7 @@ static void append_line(const char *name, const char *text)
     /* One write per line, so concurrent appenders never interleave inside a line. */
     if (write(fd, text, len) != (ssize_t)len)
         ps_log_once(name, "short write to %s: %s", path, strerror(errno));
-    ps_real_close(fd);
+    fds_run_close(fd);
 }
 
 void markers_append_jsonl(const char *file, cJSON *obj)
@@ -226,11 +226,11 @@ static void api_boundary(const char *name, const char *event, long long tokens)
                          (unsigned long long)now, tokens);
         else
             n = snprintf(line, sizeof line, "%s %s t=%llu via=api\n", name, event, (unsigned long long)now);
-        int fd = open(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int fd = fds_run_open(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
             if (write(fd, line, (size_t)n) != n)
                 ps_log_once("api-write", "cannot append to %s", ps_cfg.markers);
-            ps_real_close(fd);
+            fds_run_close(fd);
         }
     }
     ps_xfsz_release(&x);
