@@ -1,8 +1,10 @@
 /* fatal.c: the signal-safe way out (fatal.h). For the fatal signals whose disposition is the
  * default, our handler stands in for SIG_DFL: it flushes, writes the status, restores SIG_DFL
  * and re-raises, so the target ends as it would have. The target's own view of those
- * dispositions is kept here (its sigaction calls see SIG_DFL). Everything on the way out is
- * async-signal-safe: no allocation, no stdio, no lock waited on without a bound. */
+ * dispositions is kept here (its sigaction calls see SIG_DFL). A one-shot (SA_RESETHAND)
+ * handler of the target's for one of them is installed behind a trampoline that does the reset
+ * itself, to our stand-in, so a handler that raises the signal again is seen. Everything on the
+ * way out is async-signal-safe: no allocation, no stdio, no lock waited on without a bound. */
 #include "fatal.h"
 
 #include <errno.h>
@@ -163,8 +165,12 @@ static void on_oneshot(int sig, siginfo_t *si, void *uc)
     sa.sa_sigaction = on_fatal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    if (ps_real_sigaction(sig, &sa, NULL) == 0)
+    if (ps_real_sigaction(sig, &sa, NULL) == 0) {
         own(sig);
+        /* The kernel resets the handler alone: a query then sees the flags and mask as before. */
+        fatal_target[sig] = a;
+        fatal_target[sig].sa_handler = SIG_DFL;
+    }
     errno = saved;
     if (a.sa_flags & SA_SIGINFO)
         a.sa_sigaction(sig, si, uc);
@@ -204,10 +210,18 @@ int fatal_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         oneshot_target[sig] = *act;
         atomic_fetch_or(&oneshot_set, 1ull << sig);
         int rc = ps_real_sigaction(sig, &behind, NULL);
-        if (rc == 0)
+        if (rc == 0) {
             forget(sig);
-        else
+            /* What a query would return without us: the flags the C library adds (x86's
+             * SA_RESTORER) and its restorer, beside the target's own. */
+            struct sigaction got;
+            if (ps_real_sigaction(sig, NULL, &got) == 0) {
+                oneshot_target[sig].sa_flags |= got.sa_flags & ~behind.sa_flags;
+                oneshot_target[sig].sa_restorer = got.sa_restorer;
+            }
+        } else {
             atomic_fetch_and(&oneshot_set, ~(1ull << sig));
+        }
         return rc;
     }
     /* The target takes the signal over: it is its own business from now on. */

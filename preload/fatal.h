@@ -3,7 +3,8 @@
  * exit line, then SIG_DFL restored and the signal raised again, so the target ends exactly as it
  * would have. Nothing here may allocate, use stdio or wait without a bound: it runs in signal
  * handlers, on small alternate stacks, and in an _exit called from a handler that interrupted
- * malloc. It never keeps a disposition the target asked for: the target's handler wins. */
+ * malloc. It never keeps a disposition the target asked for: the target's handler wins (a
+ * one-shot handler runs behind a trampoline that only does the kernel's reset itself). */
 #ifndef PERFSCOPE_FATAL_H
 #define PERFSCOPE_FATAL_H
 

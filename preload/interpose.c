@@ -361,6 +361,14 @@ int ps_real_prctl(int option, unsigned long a2, unsigned long a3, unsigned long 
     return real_prctl(option, a2, a3, a4, a5);
 }
 
+/* The shim's own syscall() calls (in its signal handlers too) reach the wrapper below: its
+ * real function is resolved before any handler of ours is installed, never in a handler. */
+__attribute__((constructor(101))) static void resolve_seccomp_calls(void)
+{
+    PS_RESOLVE(syscall);
+    PS_RESOLVE(prctl);
+}
+
 /* strict: seccomp strict mode; every_thread: a filter synchronised onto every thread. */
 static int seccomp_before(int strict, int every_thread)
 {

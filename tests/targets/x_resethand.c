@@ -2,8 +2,8 @@
  * blocked while it runs) that tidies up and raises the signal again, so the process ends by the
  * signal's default action. Burns 0.1 s of CPU, then sends itself SIGTERM. It also asks, as a
  * program may, what its disposition is: its own handler before, SIG_DFL inside the handler (the
- * one-shot reset). Without the shim: "query ok", "term handler reset ok", then killed by SIGTERM
- * (143 in a shell). */
+ * one-shot reset), each time with the flags the query returned. Without the shim: "query ok
+ * flags 0x...", "term handler reset ok flags 0x...", then killed by SIGTERM (143 in a shell). */
 #include "burn.h"
 #include <signal.h>
 #include <string.h>
@@ -17,10 +17,30 @@ static void say(const char *s)
     if (write(1, s, strlen(s)) < 0) { /* nothing to do */ }
 }
 
+/* " flags 0x<hex>\n", without stdio (a signal handler says it too). */
+static void say_flags(unsigned long v)
+{
+    char buf[32] = " flags 0x";
+    char hex[17];
+    int n = 0;
+    do {
+        hex[n++] = "0123456789abcdef"[v % 16];
+        v /= 16;
+    } while (v);
+    size_t at = strlen(buf);
+    while (n)
+        buf[at++] = hex[--n];
+    buf[at++] = '\n';
+    buf[at] = 0;
+    say(buf);
+}
+
 static void on_term(int sig)
 {
     struct sigaction q;
-    say(sigaction(sig, NULL, &q) == 0 && q.sa_handler == SIG_DFL ? "term handler reset ok\n" : "term handler not reset\n");
+    int ok = sigaction(sig, NULL, &q) == 0;
+    say(ok && q.sa_handler == SIG_DFL ? "term handler reset ok" : "term handler not reset");
+    say_flags(ok ? (unsigned)q.sa_flags : 0);
     raise(sig); /* blocked until the handler returns; then SIG_DFL ends the process */
 }
 
@@ -33,10 +53,10 @@ int main(void)
     sigfillset(&sa.sa_mask);
     if (sigaction(SIGTERM, &sa, NULL) != 0)
         return 2;
-    say(sigaction(SIGTERM, NULL, &q) == 0 && q.sa_handler == on_term && (q.sa_flags & SA_RESETHAND) &&
-                sigismember(&q.sa_mask, SIGINT)
-            ? "query ok\n"
-            : "query differs\n");
+    int ok = sigaction(SIGTERM, NULL, &q) == 0;
+    say(ok && q.sa_handler == on_term && (q.sa_flags & SA_RESETHAND) && sigismember(&q.sa_mask, SIGINT) ? "query ok"
+                                                                                                   : "query differs");
+    say_flags(ok ? (unsigned)q.sa_flags : 0);
     burn_before_term(0.1);
     kill(getpid(), SIGTERM);
     for (;;)
