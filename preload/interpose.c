@@ -400,7 +400,9 @@ PS_API int prctl(int option, ...)
     return rc;
 }
 
-/* seccomp(2) has no C library function: libseccomp and others call it through syscall(). */
+/* seccomp(2) has no C library function: libseccomp and others call it through syscall(). An
+ * exit_group made through syscall() is seen here too, and ends like _exit (one made by the
+ * program's own instruction, as Go's runtime does, is seen by nothing). */
 PS_API long syscall(long nr, ...)
 {
     PS_RESOLVE(syscall);
@@ -410,6 +412,12 @@ PS_API long syscall(long nr, ...)
     for (int i = 0; i < 6; i++)
         a[i] = va_arg(ap, long);
     va_end(ap);
+    if (nr == SYS_exit_group) {
+        int saved = errno;
+        finish_with_code((int)a[0]);
+        errno = saved;
+        return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
     int strict = -1, every = 0;
     if (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT) {
         strict = 1;

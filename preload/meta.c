@@ -244,7 +244,7 @@ static void write_file(const char *text, size_t n, int from_signal)
         int fd = fds_run_open(path, O_WRONLY | O_CLOEXEC, 0);
         if (fd >= 0) {
             int ok = pwrite(fd, text, n - 1, 0) == (ssize_t)(n - 1);
-            static const char spaces[64] = "                                                               ";
+            static const char spaces[64] = { [0 ... 63] = ' ' };
             size_t at = n - 1;
             while (ok && at + 1 < file_len) {
                 size_t k = file_len - 1 - at < sizeof spaces ? file_len - 1 - at : sizeof spaces;

@@ -19,8 +19,8 @@
 #  8 exitlines     exit lines written on the _exit path have t_ns and ppid; a process that ends
 #                  with _exit before the writer's first pass has its thread name in its samples;
 #                  a daemon()'s parent has its exit line and keeps its samples
-# 13 quick         a process that ends at once with _exit(3) (and `sh -c 'exit 3'`) leaves
-#                  meta.json with "exit 3"
+# 13 quick         a process that ends at once with _exit(3) (and `sh -c 'exit 3'`, and an
+#                  exit_group(3) through syscall()) leaves meta.json with "exit 3"
 # Optional argument: case numbers or names to run (default all).
 set -u
 . "$ROOT/tests/lib.sh"
@@ -190,7 +190,8 @@ def c_exitlines():
 
 def c_quick():
     exe = target("x_quick_exit")
-    for argv, what in (([exe], "x_quick_exit"), (["sh", "-c", "exit 3"], "sh -c 'exit 3'")):
+    for argv, what in (([exe], "x_quick_exit"), (["sh", "-c", "exit 3"], "sh -c 'exit 3'"),
+                       ([exe, "syscall"], "x_quick_exit syscall")):
         base = run(argv, plain_env(), timeout=20, what=what)
         need(base.rc == 3, "%s without the shim: %s" % (what, sig_name(base.rc)))
         out = "out-quick-%d" % len(argv)
@@ -202,6 +203,8 @@ def c_quick():
              "%s: meta.json status %r pid %r end_ns %r" % (what, m.get("status"), m.get("pid"), m.get("end_ns")))
         need(isinstance(m.get("sampling", {}).get("samples"), int), "%s: meta.json sampling lacks the exit figures: %r"
              % (what, m.get("sampling")))
+        ends = exit_lines(out, res.pid)
+        need(len(ends) == 1 and ends[0].get("status") == "exit 3", "%s: exit lines %r" % (what, ends))
 
 
 CASES = [(1, "pthread_exit", c_pthread_exit),
