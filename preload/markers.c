@@ -55,16 +55,49 @@ static int parse_u64(const char *s, unsigned long long *out)
     return 1;
 }
 
+/* A file of the run is never seen empty (the readers refuse an empty counters.jsonl, and a
+ * process may end between an open that creates the file and its first write): the first line is
+ * written into an unnamed file (O_TMPFILE), which is linked into place whole; a process that
+ * ends in between leaves nothing behind. 0 when it is in; -1 when the file was there already or
+ * the file system cannot (the caller then appends, creating it). */
+static int create_with(const char *path, const char *text, size_t len)
+{
+    if (!fds_may_open())
+        return -1;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (!slash || n >= sizeof dir)
+        return -1;
+    memcpy(dir, path, n);
+    dir[n ? n : 1] = 0;
+    if (!n)
+        dir[0] = '/';
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    int rc = write(fd, text, len) == (ssize_t)len && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : -1;
+    ps_real_close(fd);
+    return rc;
+}
+
 static void append_line(const char *name, const char *text)
 {
     char path[PATH_MAX];
     ps_path(path, sizeof path, name);
-    int fd = fds_run_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    size_t len = strlen(text);
+    int fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    if (fd < 0 && errno == ENOENT) {
+        if (create_with(path, text, len) == 0)
+            return;
+        fd = fds_run_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
     if (fd < 0) {
         ps_log_once(name, "cannot append to %s: %s", path, strerror(errno));
         return;
     }
-    size_t len = strlen(text);
     /* One write per line, so concurrent appenders never interleave inside a line. */
     if (write(fd, text, len) != (ssize_t)len)
         ps_log_once(name, "short write to %s: %s", path, strerror(errno));
