@@ -50,6 +50,7 @@ void lifetime_main_exiting(void)
     if (!ps_active || getpid() != ps_pid)
         return;
     atomic_store(&main_ended, 1);
+    atomic_store(&ending_ns, ps_now_ns()); /* the main thread itself is gone within microseconds */
     note();
 }
 
