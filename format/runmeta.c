@@ -50,6 +50,7 @@ int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
         m->build_id = bid;
     }
     m->status = string_of(m->doc, "status");
+    m->end_unseen = string_of(m->doc, "end_unseen");
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(m->doc, "config");
     const cJSON *hz = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, "hz") : NULL;
     if (cJSON_IsNumber(hz) && hz->valuedouble >= 0 && hz->valuedouble < 1e6)
@@ -66,7 +67,9 @@ void runmeta_free(struct run_meta *m)
 const char *runmeta_status(const struct run_meta *m, char *buf, size_t size)
 {
     const char *st = m->status;
-    snprintf(buf, size, "%s", !st ? "unknown" : strcmp(st, "running") == 0 ? "killed"
+    int running = st && strcmp(st, "running") == 0;
+    snprintf(buf, size, "%s", !st ? "unknown" : running && m->end_unseen ? "ended unseen"
+                              : running                                   ? "killed"
                               : strcmp(st, "exit 0") == 0                 ? "ok"
                                                                            : st);
     return buf;

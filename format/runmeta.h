@@ -11,7 +11,7 @@
  *     whole non-negative numbers (or decimal strings); pid at most INT_MAX; t0_wall_s a positive
  *     number below RUNMETA_MAX_WALL_S (so its nanoseconds fit an int64, as pprof's time_nanos
  *     needs), known only with t0_ns; executable and build_id strings, both or neither; status a
- *     string; config.hz a number in [0, 1e6). */
+ *     string; end_unseen a string; config.hz a number in [0, 1e6). */
 #ifndef PERFSCOPE_RUNMETA_H
 #define PERFSCOPE_RUNMETA_H
 
@@ -30,6 +30,7 @@ struct run_meta {
     const char *executable;  /* the leader's executable and its build id (into doc), or NULL */
     const char *build_id;
     const char *status;      /* "running", "exit 0", "signal SIGSEGV", ... (into doc), or NULL */
+    const char *end_unseen;  /* why the shim knew the end could pass unseen (into doc), or NULL */
     int hz;                  /* config.hz: the asked sampling rate, -1 unknown */
 };
 
@@ -40,9 +41,10 @@ int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen);
 void runmeta_free(struct run_meta *m);
 
 /* THE run's status, as every tool states it (run.json's `status`, compare.py's "ok"): "ok" for
- * meta.json's "exit 0", "killed" for "running" (the leader never finished: SIGKILL, or an end no
- * wrapper saw), "unknown" without a status, else the shim's own words ("exit 3", "signal
- * SIGSEGV"). Into buf; returns buf. */
+ * meta.json's "exit 0", for "running" (the leader never finished) "ended unseen" where meta.json
+ * says why its end could pass unseen (end_unseen: a Go program's raw exit_group, a seccomp
+ * filter) and "killed" otherwise (SIGKILL, or an end no wrapper saw), "unknown" without a
+ * status, else the shim's own words ("exit 3", "signal SIGSEGV"). Into buf; returns buf. */
 const char *runmeta_status(const struct run_meta *m, char *buf, size_t size);
 
 #endif

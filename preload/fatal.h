@@ -3,7 +3,8 @@
  * exit line, then SIG_DFL restored and the signal raised again, so the target ends exactly as it
  * would have. Nothing here may allocate, use stdio or wait without a bound: it runs in signal
  * handlers, on small alternate stacks, and in an _exit called from a handler that interrupted
- * malloc. It never keeps a disposition the target asked for: the target's handler wins. */
+ * malloc. It never keeps a disposition the target asked for: the target's handler wins (a
+ * one-shot handler runs behind a trampoline that only does the kernel's reset itself). */
 #ifndef PERFSCOPE_FATAL_H
 #define PERFSCOPE_FATAL_H
 
@@ -17,9 +18,17 @@ int fatal_signal_listed(int sig);
 void fatal_install(int sig);
 /* Whether the shim stands in for sig's SIG_DFL now (the sigaction wrapper asks). */
 int fatal_owns(int sig);
-/* sigaction for a signal fatal_owns: the target sees and sets its own disposition (SIG_DFL is
- * kept as ours; any other is installed and the signal is the target's from then on). */
+/* Whether the sigaction wrapper hands sig's call to fatal_sigaction: we stand in for its
+ * SIG_DFL, or the target has (or asks for) a one-shot (SA_RESETHAND) handler for it. */
+int fatal_wants(int sig, const struct sigaction *act);
+/* sigaction for a signal fatal_wants: the target sees and sets its own disposition (SIG_DFL is
+ * kept as ours; a one-shot handler is installed behind ours, which does the reset to our
+ * SIG_DFL stand-in itself; any other is installed and the signal is the target's from then on). */
 int fatal_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* Before seccomp strict mode: the target's own dispositions back, ours gone. */
+void fatal_step_aside(void);
+/* "SIGTERM" for SIGTERM; "signal" for one without a name here. Async-signal-safe. */
+const char *fatal_signal_name(int sig);
 /* The flush, status and exit line of the way out (async-signal-safe, every wait bounded).
  * shim_finish_signal_safe decides whether it runs. */
 void fatal_finish(const char *status);

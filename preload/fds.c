@@ -4,13 +4,17 @@
  * around them, dup2/dup3 onto one first move ours away, and libunwind's pipe is moved high and
  * becomes ours. Never closes, reuses or writes a descriptor number the target holds; every
  * wrapper returns what the C library would have, with the same errno. The bitmap is read from
- * the signal handler: lock-free, no allocation. */
+ * the signal handler: lock-free, no allocation. Also the run's files kept open once a seccomp
+ * filter may forbid opening them (fds_run_open: the one way the shim opens a run file). */
 #include "fds.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -50,6 +54,136 @@ int ps_real_close(int fd)
 {
     PS_RESOLVE(close);
     return real_close(fd);
+}
+
+/* ---- the run's files under a seccomp filter ---- */
+
+#define KEPT_MAX 12
+static struct {
+    char path[PATH_MAX];
+    _Atomic int fd;
+} kept[KEPT_MAX];
+static _Atomic int nkept;
+static _Atomic int sealed; /* 0, 1 (the target's threads), 2 (every thread) */
+/* Opens under way: a filter for every thread waits for them (the sealer sets the level first,
+ * an opener counts itself first and then reads the level, so one of them always sees the
+ * other). */
+static _Atomic int opening;
+static __thread int io_depth; /* a shim thread inside fds_io_enter */
+__thread int ps_shim_thread;
+
+int fds_sealed(void)
+{
+    return atomic_load(&sealed);
+}
+
+int fds_may_open(void)
+{
+    int s = atomic_load(&sealed);
+    return s == 0 || (ps_shim_thread && (s == 1 || io_depth > 0));
+}
+
+int fds_io_enter(void)
+{
+    atomic_fetch_add(&opening, 1);
+    if (atomic_load(&sealed) == 2) {
+        atomic_fetch_sub(&opening, 1);
+        return 0;
+    }
+    io_depth++;
+    return 1;
+}
+
+void fds_io_leave(void)
+{
+    io_depth--;
+    atomic_fetch_sub(&opening, 1);
+}
+
+static int kept_fd(const char *path)
+{
+    int n = atomic_load(&nkept);
+    for (int i = 0; i < n; i++)
+        if (strcmp(kept[i].path, path) == 0)
+            return atomic_load(&kept[i].fd);
+    return -1;
+}
+
+int fds_run_open(const char *path, int flags, int mode)
+{
+    atomic_fetch_add(&opening, 1);
+    if (fds_may_open()) {
+        int fd = open(path, flags | O_CLOEXEC, mode);
+        atomic_fetch_sub(&opening, 1);
+        return fd;
+    }
+    atomic_fetch_sub(&opening, 1);
+    int fd = kept_fd(path);
+    if (fd < 0)
+        errno = EPERM;
+    return fd;
+}
+
+void fds_run_close(int fd)
+{
+    if (fd < 0)
+        return;
+    int n = atomic_load(&nkept);
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&kept[i].fd) == fd)
+            return;
+    ps_real_close(fd);
+}
+
+int fds_keep(const char *path, int flags, int mode)
+{
+    if (kept_fd(path) >= 0)
+        return 0;
+    int n = atomic_load(&nkept);
+    if (n >= KEPT_MAX || strlen(path) >= sizeof kept[0].path)
+        return -1;
+    int fd = open(path, flags | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    fd = clock_move_fd_high(fd);
+    fds_mark(fd, 1);
+    strcpy(kept[n].path, path);
+    atomic_store(&kept[n].fd, fd);
+    atomic_store(&nkept, n + 1);
+    return 0;
+}
+
+void fds_unkeep(const char *path)
+{
+    int n = atomic_load(&nkept);
+    for (int i = 0; i < n; i++) {
+        int fd = atomic_load(&kept[i].fd);
+        if (fd < 0 || strcmp(kept[i].path, path) != 0)
+            continue;
+        atomic_store(&kept[i].fd, -1);
+        fds_mark(fd, 0);
+        ps_real_close(fd);
+    }
+}
+
+int fds_seal(int every_thread)
+{
+    int want = every_thread ? 2 : 1, s = atomic_load(&sealed);
+    while (s < want && !atomic_compare_exchange_weak(&sealed, &s, want))
+        ;
+    if (!every_thread)
+        return 0;
+    /* The filter will cover the shim's threads too: the opens they have begun end first. */
+    for (int i = 0; i < 10000 && atomic_load(&opening) > 0; i++) {
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+    return atomic_load(&opening) > 0 ? -1 : 0;
+}
+
+void fds_unseal(int level)
+{
+    atomic_store(&sealed, level);
 }
 
 /* ---- the descriptor calls, as the target makes them ---- */

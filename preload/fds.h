@@ -13,4 +13,35 @@ int fds_is_ours(int fd);
 /* The C library's close, past the shim's wrapper: for the shim's own descriptors. */
 int ps_real_close(int fd);
 
+/* The run's files are opened by path for each write and closed again. Once a seccomp filter
+ * may forbid opening files (the prctl/seccomp wrappers say so before it is installed), the ones
+ * the shim still needs are opened once beforehand and kept (fds_keep, marked as ours); from then
+ * on fds_run_open hands out the kept descriptor on the threads the filter covers, and -1
+ * (EPERM) for a file that was not kept, so the shim never opens a file there again.
+ * fds_run_open and fds_run_close are async-signal-safe. */
+int fds_run_open(const char *path, int flags, int mode);
+void fds_run_close(int fd);
+/* Whether the calling thread may open a file now (no filter covers it). */
+int fds_may_open(void);
+/* Opens path with flags (O_CLOEXEC added) and keeps it as the shim's; 0 or -1. */
+int fds_keep(const char *path, int flags, int mode);
+/* Closes and forgets the kept descriptor of path (a fork child's copy of its parent's file). */
+void fds_unkeep(const char *path);
+/* From now on no thread of the target opens a file; every_thread: nor the shim's own threads
+ * (a filter synchronised onto every thread, or a fork child of a filtered thread), and the
+ * opens they have begun are waited for (at most 2 s; -1 when one is still under way). */
+int fds_seal(int every_thread);
+/* On a shim thread, around work that opens files by other means than fds_run_open (the /proc
+ * scan, counters, markers): 1 when it may run (fds_io_leave after it), 0 when a filter for every
+ * thread is coming or in force and it must not. */
+int fds_io_enter(void);
+void fds_io_leave(void);
+/* 0: no filter known; 1: on the target's threads; 2: on every thread. */
+int fds_sealed(void);
+/* The filter was refused after all: back to the level before (the kept files stay kept). */
+void fds_unseal(int level);
+/* Set on the shim's own threads (writer, watcher): a filter on the target's threads only does
+ * not cover them. */
+extern __thread int ps_shim_thread;
+
 #endif

@@ -10,16 +10,21 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "execenv.h"
 #include "fatal.h"
+#include "lifetime.h"
+#include "ring.h"
 #include "sampler.h"
 #include "shim.h"
 #include "sigmask.h"
@@ -357,6 +362,44 @@ PS_API void _Exit(int code)
     __builtin_unreachable();
 }
 
+/* The main thread leaving through pthread_exit: glibc ends the process when the last thread
+ * ends, and the shim's threads must not be counted among them (lifetime.c). */
+static void (*real_pthread_exit)(void *);
+
+PS_API void pthread_exit(void *ret)
+{
+    PS_RESOLVE(pthread_exit);
+    if (ps_active && getpid() == ps_pid && ps_gettid() == ps_pid) {
+        int saved = errno;
+        lifetime_main_exiting();
+        errno = saved;
+    }
+    real_pthread_exit(ret);
+    __builtin_unreachable();
+}
+
+/* daemon() forks and ends its parent with an _exit(0) inside the C library: the parent's
+ * fork handler (shim.c) finishes the parent's run while this is set. */
+static __thread int in_daemon;
+static int (*real_daemon)(int, int);
+
+int interpose_in_daemon(void)
+{
+    return in_daemon;
+}
+
+PS_API int daemon(int nochdir, int noclose)
+{
+    PS_RESOLVE(daemon);
+    in_daemon = 1;
+    errno = 0;
+    int rc = real_daemon(nochdir, noclose);
+    int saved = errno;
+    in_daemon = 0;
+    errno = saved;
+    return rc;
+}
+
 /* A return from main reaches exit() inside the C library, past any wrapper: so main itself
  * is wrapped, to know its status. */
 typedef int (*main_fn)(int, char **, char **);
@@ -377,6 +420,92 @@ PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
     *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
     target_main = main;
     return real(main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* ---- seccomp: strict mode and filters (shim.c decides what to do before they apply) ---- */
+
+static int (*real_prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+static long (*real_syscall)(long, long, long, long, long, long, long);
+
+int ps_real_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)
+{
+    PS_RESOLVE(prctl);
+    return real_prctl(option, a2, a3, a4, a5);
+}
+
+/* The shim's own syscall() calls (in its signal handlers too) reach the wrapper below: its
+ * real function is resolved before any handler of ours is installed, never in a handler. */
+__attribute__((constructor(101))) static void resolve_seccomp_calls(void)
+{
+    PS_RESOLVE(syscall);
+    PS_RESOLVE(prctl);
+}
+
+/* strict: seccomp strict mode; every_thread: a filter synchronised onto every thread. */
+static int seccomp_before(int strict, int every_thread)
+{
+    return shim_before_seccomp(strict, every_thread);
+}
+
+static void seccomp_after(int rc, int before)
+{
+    if (rc != 0) {
+        int saved = errno;
+        shim_seccomp_refused(before);
+        errno = saved;
+    }
+}
+
+PS_API int prctl(int option, ...)
+{
+    PS_RESOLVE(prctl);
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+    unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (option != PR_SET_SECCOMP || (a2 != SECCOMP_MODE_STRICT && a2 != SECCOMP_MODE_FILTER))
+        return real_prctl(option, a2, a3, a4, a5);
+    int before = seccomp_before(a2 == SECCOMP_MODE_STRICT, 0);
+    int rc = real_prctl(option, a2, a3, a4, a5);
+    seccomp_after(rc, before);
+    return rc;
+}
+
+/* seccomp(2) has no C library function: libseccomp and others call it through syscall(). An
+ * exit_group made through syscall() is seen here too, and ends like _exit (one made by the
+ * program's own instruction, as Go's runtime does, is seen by nothing). */
+PS_API long syscall(long nr, ...)
+{
+    PS_RESOLVE(syscall);
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (nr == SYS_exit_group) {
+        int saved = errno;
+        finish_with_code((int)a[0]);
+        errno = saved;
+        return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+    int strict = -1, every = 0;
+    if (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT) {
+        strict = 1;
+    } else if (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER) {
+        strict = 0;
+        every = (a[1] & SECCOMP_FILTER_FLAG_TSYNC) != 0;
+    } else if (nr == SYS_prctl && a[0] == PR_SET_SECCOMP && (a[1] == SECCOMP_MODE_STRICT || a[1] == SECCOMP_MODE_FILTER)) {
+        strict = a[1] == SECCOMP_MODE_STRICT;
+    }
+    if (strict < 0)
+        return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    int before = seccomp_before(strict, every);
+    long rc = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    /* TSYNC reports a thread it could not synchronise as a positive tid: refused too. */
+    seccomp_after(rc != 0, before);
+    return rc;
 }
 
 /* ---- late-loaded code ---- */
@@ -435,7 +564,7 @@ PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
             sampler_set_target_action(&want);
         return 0;
     }
-    if (fatal_owns(sig))
+    if (fatal_wants(sig, act ? &want : NULL))
         return fatal_sigaction(sig, act ? &want : NULL, old);
     int rc = real_sigaction(sig, act ? &want : NULL, old);
     if (rc == 0 && act && fatal_signal_listed(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)

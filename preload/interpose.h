@@ -27,6 +27,11 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 /* For xfsz.c: takes back a SIGXFSZ that our own write raised. */
 int ps_real_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout);
+/* The C library's prctl (the wrapper watches PR_SET_SECCOMP). */
+int ps_real_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5);
+
+/* Set on the thread inside daemon(), whose parent ends by an _exit the shim cannot see. */
+int interpose_in_daemon(void);
 
 /* The status the target asked for through exit() or by returning from main; 0 when neither
  * happened (yet). */

@@ -25,6 +25,7 @@
 #include "counters/counters.h"
 #include "fds.h"
 #include "interpose.h"
+#include "lifetime.h"
 #include "log.h"
 #include "markers.h"
 #include "meta.h"
@@ -196,6 +197,22 @@ static void write_counters_line(void)
     cJSON_Delete(o);
 }
 
+/* The watcher's last reads (the markers written up to now, a last counters line): once, when
+ * it is stopped, on the watcher itself. */
+static _Atomic int watcher_final_done;
+
+static void watcher_final(void)
+{
+    if (atomic_exchange(&watcher_final_done, 1))
+        return;
+    if (!fds_io_enter())
+        return; /* a filter on every thread may forbid the opens these need */
+    read_markers();
+    if (ps_cfg.counter_ms > 0)
+        write_counters_line();
+    fds_io_leave();
+}
+
 static void *watcher_main(void *arg)
 {
     (void)arg;
@@ -203,16 +220,24 @@ static void *watcher_main(void *arg)
     sigfillset(&all);
     ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
-    /* meta.json's machine scan reads all of /proc: on this thread, not the target's. */
-    if (owns_meta && !meta_written())
-        meta_write_start();
-    counters_open();
-    watch_markers();
-    read_markers();
+    ps_shim_thread = 1;
+    lifetime_shim_thread(1);
+    /* meta.json's machine scan reads all of /proc: on this thread, not the target's. Under a
+     * seccomp filter on every thread the markers and counters stop (they open files): the
+     * watcher then only waits to end with the run. */
+    if (fds_io_enter()) {
+        if (owns_meta)
+            meta_complete();
+        counters_open();
+        watch_markers();
+        read_markers();
+        fds_io_leave();
+    }
     uint64_t next_counters = ps_now_ns();
     while (!atomic_load(&watcher_stop)) {
         int timeout = 250;
-        if (ps_cfg.counter_ms > 0) {
+        int io = fds_io_enter();
+        if (ps_cfg.counter_ms > 0 && io) {
             uint64_t now = ps_now_ns();
             if (now >= next_counters) {
                 write_counters_line();
@@ -222,23 +247,43 @@ static void *watcher_main(void *arg)
             if (left < timeout)
                 timeout = left < 1 ? 1 : left;
         }
-        if (ps_cfg.markers[0] && inotify_fd < 0)
+        if (ps_cfg.markers[0] && inotify_fd < 0 && io)
             timeout = 2; /* no inotify: poll the file */
+        if (io)
+            fds_io_leave(); /* never held across the wait */
+        timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
+        if (r > 0 && (p[0].revents & POLLIN)) {
+            uint64_t v;
+            if (read(wake_fd, &v, sizeof v) < 0) { /* a wake-up: nothing to read */ }
+        }
         if (r > 0 && (p[1].revents & POLLIN)) {
             char ev[4096];
             while (read(inotify_fd, ev, sizeof ev) > 0)
                 ;
         }
-        read_markers();
+        if (fds_io_enter()) {
+            read_markers();
+            fds_io_leave();
+        }
         meta_own_thread_cpu(META_OWN_WATCHER);
+        if (lifetime_check())
+            break; /* the target's threads are all gone and the run is finished */
     }
-    read_markers();
-    if (ps_cfg.counter_ms > 0)
-        write_counters_line();
+    watcher_final();
     meta_own_thread_cpu(META_OWN_WATCHER);
+    lifetime_shim_thread(-1);
     return NULL;
+}
+
+/* Wakes the watcher for a pass now (lifetime.c). The eventfd write is async-signal-safe. */
+void leader_wake(void)
+{
+    if (watcher_running && wake_fd >= 0) {
+        uint64_t one = 1;
+        if (write(wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
+    }
 }
 
 static void become_leader(void)
@@ -252,6 +297,7 @@ static void become_leader(void)
         }
     }
     atomic_store(&watcher_stop, 0);
+    atomic_store(&watcher_final_done, 0);
     if (ps_real_pthread_create(&watcher, NULL, watcher_main, NULL) == 0)
         watcher_running = 1;
     else
@@ -324,6 +370,9 @@ int leader_start(void)
     fds_mark(lock_fd, 1);
     if (!lock_leader(0))
         return 0;
+    /* meta.json at once, on this thread: the process may end before the watcher runs. */
+    if (owns_meta)
+        meta_write_start();
     become_leader();
     return 1;
 }
@@ -334,6 +383,8 @@ void leader_try_takeover(void)
         return;
     if (lock_leader(1)) {
         ps_log("process %d takes over as the run's leader", (int)getpid());
+        if (owns_meta && !meta_written())
+            meta_write_start();
         become_leader();
     }
 }
@@ -349,6 +400,13 @@ void leader_stop(void)
     if (!watcher_running)
         return;
     atomic_store(&watcher_stop, 1);
+    if (pthread_equal(watcher, pthread_self())) {
+        /* The run ends on the watcher itself (the target's last thread gone, lifetime.c): its
+         * last reads now, before the counters close. */
+        watcher_final();
+        watcher_running = 0;
+        return;
+    }
     if (wake_fd >= 0) {
         uint64_t one = 1;
         if (write(wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }

@@ -13,6 +13,8 @@ int leader_start(void);
 void leader_try_takeover(void);
 /* Stops the watcher thread (exit/exec); the lock is released with the process. */
 void leader_stop(void);
+/* A pass of the watcher now (lifetime.c); async-signal-safe. */
+void leader_wake(void);
 /* After a failed exec: the watcher starts again if we lead. */
 void leader_resume(void);
 /* In a fork child: the parent leads, not us. */

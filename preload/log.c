@@ -46,10 +46,10 @@ static void log_v(const char *fmt, va_list ap)
     if (out_ok) {
         char path[PATH_MAX];
         ps_path(path, sizeof path, RUN_LOG);
-        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int fd = fds_run_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
             if (write(fd, line, (size_t)n) < 0) { /* nothing more to say */ }
-            ps_real_close(fd);
+            fds_run_close(fd);
         }
     } else {
         if (write(2, line, (size_t)n) < 0) { /* stderr gone: stay quiet */ }

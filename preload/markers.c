@@ -31,20 +31,53 @@ void markers_after_fork(void)
     pthread_mutex_init(&record_lock, NULL);
 }
 
+/* A file of the run is never seen empty (the readers refuse an empty counters.jsonl, and a
+ * process may end between an open that creates the file and its first write): the first line is
+ * written into an unnamed file (O_TMPFILE), which is linked into place whole; a process that
+ * ends in between leaves nothing behind. 0 when it is in; -1 when the file was there already or
+ * the file system cannot (the caller then appends, creating it). */
+static int create_with(const char *path, const char *text, size_t len)
+{
+    if (!fds_may_open())
+        return -1;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (!slash || n >= sizeof dir)
+        return -1;
+    memcpy(dir, path, n);
+    dir[n ? n : 1] = 0;
+    if (!n)
+        dir[0] = '/';
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    int rc = write(fd, text, len) == (ssize_t)len && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : -1;
+    ps_real_close(fd);
+    return rc;
+}
+
 static void append_line(const char *name, const char *text)
 {
     char path[PATH_MAX];
     ps_path(path, sizeof path, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    size_t len = strlen(text);
+    int fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    if (fd < 0 && errno == ENOENT) {
+        if (create_with(path, text, len) == 0)
+            return;
+        fd = fds_run_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
     if (fd < 0) {
         ps_log_once(name, "cannot append to %s: %s", path, strerror(errno));
         return;
     }
-    size_t len = strlen(text);
     /* One write per line, so concurrent appenders never interleave inside a line. */
     if (write(fd, text, len) != (ssize_t)len)
         ps_log_once(name, "short write to %s: %s", path, strerror(errno));
-    ps_real_close(fd);
+    fds_run_close(fd);
 }
 
 void markers_append_jsonl(const char *file, cJSON *obj)
@@ -235,11 +268,11 @@ static void api_boundary(const char *name, const char *event, long long tokens)
                          (unsigned long long)now, tokens);
         else
             n = snprintf(line, sizeof line, "%s %s t=%llu via=api\n", name, event, (unsigned long long)now);
-        int fd = open(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int fd = fds_run_open(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) {
             if (write(fd, line, (size_t)n) != n)
                 ps_log_once("api-write", "cannot append to %s", ps_cfg.markers);
-            ps_real_close(fd);
+            fds_run_close(fd);
         }
     }
     ps_xfsz_release(&x);

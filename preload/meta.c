@@ -1,13 +1,20 @@
-/* meta.c: meta.json, written by the process that started the run when it starts and again
- * when it ends: what ran, where, with which configuration and clock, how busy the machine was
- * before, and how it ended. A leader killed with SIGKILL leaves "status": "running". The
- * fatal-signal path rewrites only the status, from a text rendered in advance: no allocation. */
+/* meta.c: meta.json, written by the process that started the run: at once when it starts (on
+ * the target's thread, before anything else can end the process: every run folder has its
+ * meta.json however briefly the run lived), completed by the watcher thread with the /proc scan
+ * of the machine, and again when it ends: what ran, where, with which configuration and clock,
+ * how busy the machine was before, and how it ended. A leader killed with SIGKILL leaves
+ * "status": "running"; "end_unseen" says when the shim knows its end may pass unseen (a Go
+ * program, a seccomp filter). The signal-safe way out rewrites the status and adds the exit
+ * figures to a text rendered in advance: no allocation. Under a seccomp filter the file is
+ * rewritten in place through a descriptor kept beforehand (fds.c), never renamed. */
 #include "meta.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,34 +30,33 @@
 #include "fds.h"
 #include "interpose.h"
 #include "machine.h"
+#include "runfolder.h"
 #include "runid.h"
+#include "safefmt.h"
 #include "sampler.h"
 #include "shim.h"
 #include "unsampled.h"
 #include "writer.h"
-#include "runfolder.h"
 
-static char rendered[65536];   /* meta.json as last written, status last */
-static size_t rendered_len;
-static size_t status_at;       /* offset of the status value's opening quote */
+/* meta.json as last rendered, "sampling", "end_ns" (once known) and "status" last, for the
+ * signal-safe way out. Two buffers: a render fills the one not in use, then flips `shown`. */
+#define RENDERED_MAX 65536
+static char rendered[2][RENDERED_MAX];
+static size_t rendered_len[2];
+static size_t status_key_at[2]; /* offset of `"status":"`; 0: the text cannot be rewritten */
+static _Atomic int shown = -1;
 static uint64_t t0_ns;
 static cJSON *meta;
+static int completed; /* the watcher's part (machine_before, cpu_model) is in */
+static pthread_mutex_t doc_lock = PTHREAD_MUTEX_INITIALIZER; /* meta and the renders */
 static char path[PATH_MAX], tmp[PATH_MAX]; /* meta.json and its temporary name */
-static _Atomic uint64_t own_user_ns[META_OWN_THREADS], own_sys_ns[META_OWN_THREADS];
-
-static uint64_t tv_ns(struct timeval tv)
-{
-    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
-}
-
-void meta_own_thread_cpu(int which)
-{
-    struct rusage ru;
-    if (which < 0 || which >= META_OWN_THREADS || getrusage(RUSAGE_THREAD, &ru) != 0)
-        return;
-    atomic_store(&own_user_ns[which], tv_ns(ru.ru_utime));
-    atomic_store(&own_sys_ns[which], tv_ns(ru.ru_stime));
-}
+/* The file itself: one writer at a time, the signal-safe path included (a bounded wait). */
+static _Atomic int file_lock;
+static _Atomic int in_place; /* rewritten in place (a seccomp filter): never renamed again */
+static size_t file_len;      /* bytes in the file when written in place */
+/* The status the run ended with, once an exit path said it: later writes keep it. */
+static char final_status[48];
+static _Atomic int final_set;
 
 static void add_file_line(cJSON *o, const char *key, const char *path, const char *prefix)
 {
@@ -75,10 +81,18 @@ static void add_file_line(cJSON *o, const char *key, const char *path, const cha
     fclose(f);
 }
 
+/* What the executable's notes say: its GNU build id, and whether Go built it (Go's own build
+ * id note, name "Go", type 4: such a program ends with a raw exit_group). */
+struct exe_notes {
+    char build_id[160];
+    int go;
+};
+
 static int note_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    char *out = data;
+    struct exe_notes *notes = data;
+    char *out = notes->build_id;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
@@ -88,11 +102,13 @@ static int note_build_id(struct dl_phdr_info *info, size_t size, void *data)
             const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
             const char *name = p + sizeof *n;
             const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
-            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 && n->n_descsz <= 64) {
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 && n->n_descsz <= 64 &&
+                !out[0]) {
                 for (unsigned j = 0; j < n->n_descsz; j++)
                     sprintf(out + 2 * j, "%02x", desc[j]);
-                return 1;
             }
+            if (n->n_type == 4 && (n->n_namesz == 3 || n->n_namesz == 4) && memcmp(name, "Go", 3) == 0)
+                notes->go = 1;
             p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
         }
     }
@@ -118,10 +134,12 @@ static void add_command(cJSON *m)
         exe[n] = 0;
         cJSON_AddStringToObject(m, "executable", exe);
     }
-    char build_id[160] = "";
-    ps_real_dl_iterate_phdr(note_build_id, build_id);
-    if (build_id[0])
-        cJSON_AddStringToObject(m, "build_id", build_id);
+    struct exe_notes notes = { "", 0 };
+    ps_real_dl_iterate_phdr(note_build_id, &notes);
+    if (notes.build_id[0])
+        cJSON_AddStringToObject(m, "build_id", notes.build_id);
+    if (notes.go)
+        cJSON_AddStringToObject(m, "end_unseen", "a Go program: it ends with a raw exit_group, which no wrapper sees");
 }
 
 static void add_host(cJSON *m)
@@ -137,15 +155,6 @@ static void add_host(cJSON *m)
     cJSON_AddNumberToObject(h, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
     cJSON_AddNumberToObject(h, "kernel_hz", ps_kernel_hz);
     cJSON_AddStringToObject(h, "kernel_hz_from", ps_kernel_hz_source);
-}
-
-static void add_machine_before(cJSON *m)
-{
-    struct machine_state st;
-    machine_check(&st);
-    cJSON *mb = machine_json(&st);
-    if (mb)
-        cJSON_AddItemToObject(m, "machine_before", mb);
 }
 
 static void add_config(cJSON *m)
@@ -174,24 +183,167 @@ static void add_config(cJSON *m)
     }
 }
 
-/* Renders meta with status last and writes it (temporary name, then rename). */
+/* ---- the figures at exit: one definition for both ways out ---- */
+
+/* The writer's and watcher's CPU time is the shim's (about 3 ms per second of wall time,
+ * docs/shim.md): no sampler samples it, so the rates are per second of the target's. */
+static _Atomic uint64_t own_user_ns[META_OWN_THREADS], own_sys_ns[META_OWN_THREADS];
+
+static uint64_t tv_ns(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+}
+
+void meta_own_thread_cpu(int which)
+{
+    struct rusage ru;
+    if (which < 0 || which >= META_OWN_THREADS || getrusage(RUSAGE_THREAD, &ru) != 0)
+        return;
+    atomic_store(&own_user_ns[which], tv_ns(ru.ru_utime));
+    atomic_store(&own_sys_ns[which], tv_ns(ru.ru_stime));
+}
+
+struct exit_figures {
+    uint64_t taken, signals, no_libunwind, records, chained, end_ns;
+    double cpu_s;              /* sampled CPU time, the shim's own threads' left out */
+    double shim_threads_cpu_s; /* the writer's and watcher's user + system time */
+    double unsampled_cpu_s;    /* CPU time no sample stands for (unsampled.c) */
+    int unsampled_threads;
+    int rates; /* enough CPU time for the rates to mean something */
+    double hz_delivered, hz_weighted;
+};
+
+/* The CPU time the clock in use samples: the perf clock counts user time only where the
+ * kernel refuses more; the tick timer both. Async-signal-safe (getrusage is a system call). */
+static double sampled_cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+    double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
+}
+
+/* Async-signal-safe: atomics, writer_records, getrusage and unsampled_totals' plain reads. */
+static void exit_figures(struct exit_figures *f)
+{
+    f->taken = atomic_load(&ps_samples_taken);
+    f->signals = atomic_load(&ps_signals_taken);
+    f->no_libunwind = atomic_load(&ps_samples_no_libunwind);
+    f->records = writer_records();
+    f->chained = atomic_load(&ps_signals_chained);
+    uint64_t own_user = 0, own_all = 0;
+    for (int i = 0; i < META_OWN_THREADS; i++) {
+        own_user += atomic_load(&own_user_ns[i]);
+        own_all += atomic_load(&own_user_ns[i]) + atomic_load(&own_sys_ns[i]);
+    }
+    double own_sampled = (double)(ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? own_user : own_all) / 1e9;
+    double cpu = sampled_cpu_s();
+    f->cpu_s = cpu > own_sampled ? cpu - own_sampled : 0;
+    f->shim_threads_cpu_s = (double)own_all / 1e9;
+    unsampled_totals(&f->unsampled_cpu_s, &f->unsampled_threads);
+    /* Delivered: signals the clock gave per CPU second (the tick timer: at most the tick
+     * rate). Weighted: records written per CPU second, overruns included. */
+    f->rates = f->cpu_s > 0.05;
+    f->hz_delivered = f->rates ? (double)f->signals / f->cpu_s : 0;
+    f->hz_weighted = f->rates ? (double)f->taken / f->cpu_s : 0;
+    f->end_ns = ps_now_ns();
+}
+
+/* ---- the file ---- */
+
+static int file_lock_for(int ms)
+{
+    uint64_t deadline = ps_now_ns() + (uint64_t)ms * 1000000ull;
+    for (;;) {
+        int expected = 0;
+        if (atomic_compare_exchange_weak(&file_lock, &expected, 1))
+            return 1;
+        if (ms >= 0 && ps_now_ns() > deadline)
+            return 0;
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Writes the text as meta.json: under a temporary name, then renamed; in place (padded with
+ * spaces to the length before, which JSON allows) once a seccomp filter may forbid the opens.
+ * Async-signal-safe; from_signal: the wait for another writer is bounded. */
+static void write_file(const char *text, size_t n, int from_signal)
+{
+    if (!n || !file_lock_for(from_signal ? 300 : -1))
+        return;
+    if (atomic_load(&in_place)) {
+        int fd = fds_run_open(path, O_WRONLY | O_CLOEXEC, 0);
+        if (fd >= 0) {
+            int ok = pwrite(fd, text, n - 1, 0) == (ssize_t)(n - 1);
+            static const char spaces[64] = { [0 ... 63] = ' ' };
+            size_t at = n - 1;
+            while (ok && at + 1 < file_len) {
+                size_t k = file_len - 1 - at < sizeof spaces ? file_len - 1 - at : sizeof spaces;
+                ok = pwrite(fd, spaces, k, (off_t)at) == (ssize_t)k;
+                at += k;
+            }
+            if (ok && pwrite(fd, "\n", 1, (off_t)at) == 1 && at + 1 > file_len)
+                file_len = at + 1;
+            fds_run_close(fd);
+        }
+    } else {
+        /* Paths made once, in meta_write_start: this may run on a small alternate stack. */
+        int fd = fds_run_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            ssize_t w = write(fd, text, n);
+            fds_run_close(fd);
+            if (w == (ssize_t)n && rename(tmp, path) == 0)
+                file_len = n;
+        }
+    }
+    atomic_store(&file_lock, 0);
+}
+
+/* ---- renders ---- */
+
+/* The last occurrence of a key in the text (the keys this file places last). */
+static size_t last_key(const char *text, size_t len, const char *key)
+{
+    size_t k = strlen(key);
+    for (size_t i = len >= k ? len - k + 1 : 0; i-- > 0;)
+        if (memcmp(text + i, key, k) == 0)
+            return i;
+    return 0;
+}
+
+/* Renders meta (caller holds doc_lock) with "sampling", "end_ns" and "status" last, the status
+ * the final one once known, and writes it. */
 static void render_and_write(void)
 {
-    ps_path(path, sizeof path, RUN_META);
-    ps_path(tmp, sizeof tmp, ".meta.json.tmp");
+    cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(meta, "status");
+    cJSON *sampling = cJSON_DetachItemFromObjectCaseSensitive(meta, "sampling");
+    cJSON *end = cJSON_DetachItemFromObjectCaseSensitive(meta, "end_ns");
+    if (sampling)
+        cJSON_AddItemToObject(meta, "sampling", sampling);
+    if (end)
+        cJSON_AddItemToObject(meta, "end_ns", end);
+    cJSON_Delete(st);
+    cJSON_AddStringToObject(meta, "status", atomic_load(&final_set) ? final_status : "running");
     char *text = cJSON_PrintUnformatted(meta);
     if (!text)
         return;
     size_t len = strlen(text);
-    if (len + 2 < sizeof rendered) {
-        memcpy(rendered, text, len);
-        rendered[len++] = '\n';
-        rendered_len = len;
-        char *st = strstr(rendered, "\"status\":\"");
-        status_at = st ? (size_t)(st - rendered) + 9 : 0;
+    int next = atomic_load(&shown) == 0 ? 1 : 0;
+    if (len + 2 < RENDERED_MAX) {
+        memcpy(rendered[next], text, len);
+        rendered[next][len++] = '\n';
+        rendered_len[next] = len;
+        size_t at = last_key(rendered[next], len, "\"status\":\"");
+        /* The signal-safe way out splices into the sampling object just before: */
+        status_key_at[next] = at > 2 && rendered[next][at - 1] == ',' && rendered[next][at - 2] == '}' &&
+                                      sampling && !end ? at : 0;
+        atomic_store(&shown, next);
+        write_file(rendered[next], len, 0);
     }
     cJSON_free(text);
-    meta_rewrite_status(NULL);
 }
 
 int meta_written(void)
@@ -199,103 +351,194 @@ int meta_written(void)
     return meta != NULL;
 }
 
+/* At start, on the target's thread: everything but the /proc scan of the machine, written now. */
 void meta_write_start(void)
 {
+    ps_path(path, sizeof path, RUN_META);
+    ps_path(tmp, sizeof tmp, ".meta.json.tmp");
     /* The run's clock baseline is when this process started, not when this thread got here. */
     uint64_t now = ps_now_ns();
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     t0_ns = ps_start_ns ? ps_start_ns : now;
     double wall_s = (double)wall.tv_sec + wall.tv_nsec / 1e9 - (double)(now - t0_ns) / 1e9;
+    pthread_mutex_lock(&doc_lock);
     cJSON_Delete(meta);
+    completed = 0;
     meta = cJSON_CreateObject();
-    if (!meta)
-        return;
-    cJSON_AddStringToObject(meta, "schema", "perfscope-meta/1");
-    cJSON_AddNumberToObject(meta, "pid", (double)getpid());
-    cJSON_AddStringToObject(meta, "run_id", runid_get());
-    add_command(meta);
-    add_host(meta);
-    cJSON_AddNumberToObject(meta, "t0_ns", (double)t0_ns);
-    cJSON_AddNumberToObject(meta, "t0_wall_s", wall_s);
-    add_config(meta);
-    add_machine_before(meta);
-    cJSON_AddStringToObject(meta, "status", "running");
-    render_and_write();
+    if (meta) {
+        cJSON_AddStringToObject(meta, "schema", "perfscope-meta/1");
+        cJSON_AddNumberToObject(meta, "pid", (double)getpid());
+        cJSON_AddStringToObject(meta, "run_id", runid_get());
+        add_command(meta);
+        add_host(meta);
+        cJSON_AddNumberToObject(meta, "t0_ns", (double)t0_ns);
+        cJSON_AddNumberToObject(meta, "t0_wall_s", wall_s);
+        add_config(meta);
+        render_and_write();
+    }
+    pthread_mutex_unlock(&doc_lock);
 }
 
-void meta_write_exit(const char *status, double sampled_cpu_s)
+/* On the watcher thread, once: the machine as it was before the run (reads all of /proc). */
+void meta_complete(void)
 {
-    if (!meta)
+    pthread_mutex_lock(&doc_lock);
+    int todo = meta && !completed;
+    if (todo)
+        completed = 1;
+    pthread_mutex_unlock(&doc_lock);
+    if (!todo)
         return;
-    cJSON *s = cJSON_GetObjectItemCaseSensitive(meta, "sampling");
-    /* The writer's and watcher's CPU time is the shim's (about 3 ms per second of wall time,
-     * docs/shim.md): no sampler samples it, so the rates below are per second of the target's. */
-    uint64_t own_user = 0, own_all = 0;
-    for (int i = 0; i < META_OWN_THREADS; i++) {
-        own_user += atomic_load(&own_user_ns[i]);
-        own_all += atomic_load(&own_user_ns[i]) + atomic_load(&own_sys_ns[i]);
+    struct machine_state st;
+    machine_check(&st); /* outside the lock: the exit path must not wait for the scan */
+    cJSON *mb = machine_json(&st);
+    pthread_mutex_lock(&doc_lock);
+    if (mb && meta && !cJSON_GetObjectItemCaseSensitive(meta, "machine_before")) {
+        cJSON_AddItemToObject(meta, "machine_before", mb);
+        mb = NULL;
+        render_and_write();
     }
-    double own_sampled = (double)(ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? own_user : own_all) / 1e9;
-    sampled_cpu_s = sampled_cpu_s > own_sampled ? sampled_cpu_s - own_sampled : 0;
-    if (s && ps_cfg.hz > 0) {
-        uint64_t taken = atomic_load(&ps_samples_taken);
-        uint64_t signals = atomic_load(&ps_signals_taken);
-        cJSON_AddNumberToObject(s, "samples", (double)taken);
-        cJSON_AddNumberToObject(s, "distinct_samples", (double)signals);
-        cJSON_AddNumberToObject(s, "samples_without_libunwind", (double)atomic_load(&ps_samples_no_libunwind));
-        cJSON_AddNumberToObject(s, "records_written", (double)writer_records());
-        cJSON_AddNumberToObject(s, "sampled_cpu_s", sampled_cpu_s);
-        cJSON_AddNumberToObject(s, "shim_threads_cpu_s", (double)own_all / 1e9);
-        /* Delivered: signals the clock gave per CPU second (the tick timer: at most the tick
-         * rate). Weighted: records written per CPU second, overruns included. */
-        if (sampled_cpu_s > 0.05) {
-            cJSON_AddNumberToObject(s, "hz_delivered", (double)signals / sampled_cpu_s);
-            cJSON_AddNumberToObject(s, "hz_weighted", (double)taken / sampled_cpu_s);
-        }
-        cJSON_AddNumberToObject(s, "signals_chained", (double)atomic_load(&ps_signals_chained));
-        double unsampled_s;
-        int unsampled_threads;
-        unsampled_totals(&unsampled_s, &unsampled_threads);
-        cJSON_AddNumberToObject(s, "unsampled_cpu_s", unsampled_s);
-        cJSON_AddNumberToObject(s, "unsampled_threads", unsampled_threads);
-    }
-    cJSON_AddNumberToObject(meta, "end_ns", (double)ps_now_ns());
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "status");
-    cJSON_AddStringToObject(meta, "status", status);
-    render_and_write();
+    pthread_mutex_unlock(&doc_lock);
+    cJSON_Delete(mb);
 }
 
-/* Rewrites meta.json with a new status from the rendered text; async-signal-safe. NULL: as
- * rendered. */
+static void set_final(const char *status)
+{
+    if (atomic_load(&final_set))
+        return;
+    size_t n = strlen(status);
+    if (n >= sizeof final_status)
+        n = sizeof final_status - 1;
+    memcpy(final_status, status, n);
+    final_status[n] = 0;
+    atomic_store(&final_set, 1);
+}
+
+void meta_write_exit(const char *status)
+{
+    pthread_mutex_lock(&doc_lock);
+    if (!meta) {
+        pthread_mutex_unlock(&doc_lock);
+        return;
+    }
+    struct exit_figures f;
+    exit_figures(&f);
+    cJSON *s = cJSON_GetObjectItemCaseSensitive(meta, "sampling");
+    if (s && ps_cfg.hz > 0) {
+        cJSON_AddNumberToObject(s, "samples", (double)f.taken);
+        cJSON_AddNumberToObject(s, "distinct_samples", (double)f.signals);
+        cJSON_AddNumberToObject(s, "samples_without_libunwind", (double)f.no_libunwind);
+        cJSON_AddNumberToObject(s, "records_written", (double)f.records);
+        cJSON_AddNumberToObject(s, "sampled_cpu_s", f.cpu_s);
+        cJSON_AddNumberToObject(s, "shim_threads_cpu_s", f.shim_threads_cpu_s);
+        if (f.rates) {
+            cJSON_AddNumberToObject(s, "hz_delivered", f.hz_delivered);
+            cJSON_AddNumberToObject(s, "hz_weighted", f.hz_weighted);
+        }
+        cJSON_AddNumberToObject(s, "signals_chained", (double)f.chained);
+        cJSON_AddNumberToObject(s, "unsampled_cpu_s", f.unsampled_cpu_s);
+        cJSON_AddNumberToObject(s, "unsampled_threads", f.unsampled_threads);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "end_ns");
+    cJSON_AddNumberToObject(meta, "end_ns", (double)f.end_ns);
+    set_final(status);
+    render_and_write();
+    pthread_mutex_unlock(&doc_lock);
+}
+
+/* The signal-safe way out: the last render with the exit figures spliced into "sampling", then
+ * "end_ns" and the status; no allocation, no stdio, no lock waited on without a bound. */
 void meta_rewrite_status(const char *status)
 {
-    if (!rendered_len)
+    int k = atomic_load(&shown);
+    if (k < 0)
         return;
-    static char out[sizeof rendered + 128];
-    size_t n = 0;
-    if (status && status_at) {
-        const char *close = memchr(rendered + status_at + 1, '"', rendered_len - status_at - 1);
-        size_t slen = strlen(status);
-        if (!close || status_at + 1 + slen + (rendered_len - (size_t)(close - rendered)) >= sizeof out)
+    set_final(status);
+    static char out[RENDERED_MAX + 1024];
+    const char *r = rendered[k];
+    size_t len = rendered_len[k], at = status_key_at[k];
+    struct safefmt f;
+    safefmt_init(&f, out, sizeof out);
+    if (!at) {
+        /* Not spliceable (an exit render is already in): the status alone. */
+        size_t q = last_key(r, len, "\"status\":\"");
+        const char *close = q ? memchr(r + q + 10, '"', len - q - 10) : NULL;
+        if (!close)
             return;
-        memcpy(out, rendered, status_at + 1);
-        n = status_at + 1;
-        memcpy(out + n, status, slen);
-        n += slen;
-        size_t rest = rendered_len - (size_t)(close - rendered);
-        memcpy(out + n, close, rest);
-        n += rest;
+        safefmt_mem(&f, r, q + 10);
+        safefmt_str(&f, status);
+        safefmt_mem(&f, close, len - (size_t)(close - r));
     } else {
-        memcpy(out, rendered, rendered_len);
-        n = rendered_len;
+        struct exit_figures x;
+        exit_figures(&x);
+        safefmt_mem(&f, r, at - 2); /* up to the sampling object's closing brace */
+        if (ps_cfg.hz > 0) {
+            safefmt_str(&f, ",\"samples\":");
+            safefmt_u64(&f, x.taken);
+            safefmt_str(&f, ",\"distinct_samples\":");
+            safefmt_u64(&f, x.signals);
+            safefmt_str(&f, ",\"samples_without_libunwind\":");
+            safefmt_u64(&f, x.no_libunwind);
+            safefmt_str(&f, ",\"records_written\":");
+            safefmt_u64(&f, x.records);
+            safefmt_str(&f, ",\"sampled_cpu_s\":");
+            safefmt_fixed(&f, x.cpu_s, 6);
+            safefmt_str(&f, ",\"shim_threads_cpu_s\":");
+            safefmt_fixed(&f, x.shim_threads_cpu_s, 6);
+            if (x.rates) {
+                safefmt_str(&f, ",\"hz_delivered\":");
+                safefmt_fixed(&f, x.hz_delivered, 3);
+                safefmt_str(&f, ",\"hz_weighted\":");
+                safefmt_fixed(&f, x.hz_weighted, 3);
+            }
+            safefmt_str(&f, ",\"signals_chained\":");
+            safefmt_u64(&f, x.chained);
+            safefmt_str(&f, ",\"unsampled_cpu_s\":");
+            safefmt_fixed(&f, x.unsampled_cpu_s, 6);
+            safefmt_str(&f, ",\"unsampled_threads\":");
+            safefmt_u64(&f, (uint64_t)x.unsampled_threads);
+        }
+        safefmt_str(&f, "},\"end_ns\":");
+        safefmt_u64(&f, x.end_ns);
+        safefmt_str(&f, ",\"status\":\"");
+        safefmt_str(&f, status);
+        safefmt_str(&f, "\"}\n");
     }
-    /* Paths made once, in render_and_write: this may run on a small alternate signal stack. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    if (!f.overflow)
+        write_file(out, f.len, 1);
+}
+
+/* The end of this run may pass unseen (a seccomp filter or strict mode on one of its threads):
+ * said in meta.json, so the report does not call a leader that never finished "killed". */
+void meta_note_end_unseen(const char *why)
+{
+    pthread_mutex_lock(&doc_lock);
+    if (meta && !cJSON_GetObjectItemCaseSensitive(meta, "end_unseen")) {
+        cJSON_AddStringToObject(meta, "end_unseen", why);
+        render_and_write();
+    }
+    pthread_mutex_unlock(&doc_lock);
+}
+
+/* Before a seccomp filter that may forbid opening files: meta.json kept open, and from now on
+ * rewritten in place. */
+void meta_keep_for_filter(void)
+{
+    if (!meta || atomic_load(&in_place))
         return;
-    ssize_t w = write(fd, out, n);
-    ps_real_close(fd);
-    if (w == (ssize_t)n)
-        rename(tmp, path);
+    if (!file_lock_for(-1))
+        return;
+    if (fds_keep(path, O_WRONLY, 0) == 0)
+        atomic_store(&in_place, 1);
+    atomic_store(&file_lock, 0);
+}
+
+/* In a fork child: the parent's meta.json is not the child's to write; a lock another thread
+ * held is free again. */
+void meta_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    doc_lock = fresh;
+    atomic_store(&file_lock, 0);
 }

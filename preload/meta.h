@@ -1,18 +1,28 @@
-/* meta.h: meta.json (docs/formats.md). The /proc scan runs on the watcher thread, never on the
- * target's; only meta_rewrite_status may be called from a signal handler. */
+/* meta.h: meta.json (docs/formats.md): written at start on the target's thread (so every run
+ * folder has one), completed with the /proc scan on the watcher thread, never the target's;
+ * rewritten at exit. Only meta_rewrite_status may be called from a signal handler. */
 #ifndef PERFSCOPE_META_H
 #define PERFSCOPE_META_H
 
+/* At start (the process that owns the run's meta): all but the machine scan, written at once. */
 void meta_write_start(void);
+/* On the watcher thread, once: adds machine_before (the /proc scan) and writes again. */
+void meta_complete(void);
 int meta_written(void);
-/* sampled_cpu_s: the process's CPU time the clock samples (user, or user and system); the shim's
- * own threads' part of it (meta_own_thread_cpu) is taken out. */
-void meta_write_exit(const char *status, double sampled_cpu_s);
+/* The normal way out: the exit figures, end_ns and the status. The sampled CPU time the rates
+ * divide by leaves out the shim's own threads' (meta_own_thread_cpu). */
+void meta_write_exit(const char *status);
 /* From the shim's own threads (0: writer, 1: watcher), as they go and at their end: their CPU
  * time so far, which no sample stands for and which is the shim's cost, not the target's. */
 enum { META_OWN_WRITER, META_OWN_WATCHER, META_OWN_THREADS };
 void meta_own_thread_cpu(int which);
-/* Async-signal-safe: the last rendered meta.json with its status replaced. */
+/* Async-signal-safe: the last rendered meta.json with the exit figures and the status. */
 void meta_rewrite_status(const char *status);
+/* Says in meta.json why the run's end may pass unseen ("end_unseen"). */
+void meta_note_end_unseen(const char *why);
+/* Before a seccomp filter: the file kept open and rewritten in place from now on (fds.c). */
+void meta_keep_for_filter(void);
+/* In a fork child: locks another thread held are free again. */
+void meta_after_fork(void);
 
 #endif

@@ -13,6 +13,8 @@ void procs_start(void);
 void procs_line(const char *event, const char *status);
 /* The fatal-signal path's exit line: built by hand, no allocation (async-signal-safe). */
 void procs_exit_line_signal_safe(const char *status);
+/* procs.jsonl's path, made at start (for fds_keep). */
+const char *procs_path_of_run(void);
 /* Pids of the run's live processes (from procs.jsonl), at most max; returns the count. */
 int ps_run_pids(pid_t *pids, int max);
 /* In a fork child: the lock a parent thread may have held is free again. */

@@ -8,6 +8,7 @@
 #include "shim.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,8 +23,10 @@
 #include "counters/counters.h"
 #include "execenv.h"
 #include "fatal.h"
+#include "fds.h"
 #include "interpose.h"
 #include "leader.h"
+#include "lifetime.h"
 #include "log.h"
 #include "markers.h"
 #include "meta.h"
@@ -34,6 +37,7 @@
 #include "threads.h"
 #include "unsampled.h"
 #include "writer.h"
+#include "runfolder.h"
 #include "xfsz.h"
 
 int ps_active;
@@ -56,6 +60,17 @@ static void reset_locks_in_child(void)
     log_after_fork();
     procs_after_fork();
     markers_after_fork();
+}
+
+/* glibc's daemon() ends its parent with an _exit(0) inside the C library, past every
+ * wrapper: the parent's run is finished here, in the parent's fork handler, when the fork
+ * made a child (fork leaves errno alone on success; the daemon wrapper cleared it). */
+static void atfork_parent(void)
+{
+    int saved = errno;
+    if (interpose_in_daemon() && saved == 0)
+        shim_finish("ok");
+    errno = saved;
 }
 
 static void atfork_child(void)
@@ -93,17 +108,6 @@ static int make_dirs(const char *path)
 
 /* ---- start and finish ---- */
 
-static double sampled_cpu_s(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0;
-    double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-    double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-    /* The perf clock counts user time only where the kernel refuses more; else both. */
-    return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
-}
-
 void shim_finish(const char *status)
 {
     if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
@@ -124,7 +128,7 @@ void shim_finish(const char *status)
     int exec = strcmp(status, "exec") == 0;
     procs_line(exec ? "exec" : "exit", exec ? NULL : status);
     if (leader_owns_meta() && !exec)
-        meta_write_exit(status, sampled_cpu_s());
+        meta_write_exit(status);
     counters_close();
     ps_xfsz_release(&x);
     ps_guard_leave();
@@ -194,7 +198,7 @@ static void start(void)
     runid_export();
     ps_active = 1;
     threads_setup();
-    pthread_atfork(NULL, NULL, atfork_child);
+    pthread_atfork(NULL, atfork_parent, atfork_child);
     if (ps_cfg.hz <= 0)
         clock_setup();
     start_sampling();
@@ -213,6 +217,8 @@ void shim_after_fork_child(void)
     atomic_store(&finished, 0);
     runid_after_fork();
     fatal_after_fork();
+    lifetime_after_fork();
+    meta_after_fork();
     threads_forget_after_fork();
     atomic_store(&ps_samples_taken, 0);
     atomic_store(&ps_signals_taken, 0);
@@ -220,6 +226,23 @@ void shim_after_fork_child(void)
     atomic_store(&ps_samples_orphan, 0);
     writer_forget_after_fork();
     leader_forget_after_fork();
+    if (fds_sealed()) {
+        /* A child of a thread under a seccomp filter has the filter too: no file may be opened
+         * here, so it cannot have sample files of its own. Its start and end are still
+         * recorded, through the descriptors its parent kept (its copies of the parent's own
+         * files are closed). */
+        char meta[PATH_MAX];
+        ps_path(meta, sizeof meta, RUN_META);
+        fds_seal(1);
+        fds_unkeep(ps_bin_path);
+        fds_unkeep(ps_maps_path);
+        fds_unkeep(meta);
+        fds_unkeep("/proc/self/stat");
+        fds_unkeep("/proc/self/status");
+        ps_log("forked under a seccomp filter: this process is not sampled (it may not open files)");
+        procs_line("start", NULL);
+        return;
+    }
     if (ps_cfg.hz > 0 && sampler_installed() && writer_open_files() == 0) {
         writer_maps_snapshot(0);
         threads_started();
@@ -227,6 +250,81 @@ void shim_after_fork_child(void)
     procs_line("start", NULL);
     leader_start();
     writer_start();
+}
+
+/* ---- seccomp ---- */
+
+/* Before the calling thread enters seccomp strict mode (only read, write, exit and sigreturn
+ * from then on; not even the TSC: the vDSO clock faults): it is no longer sampled, and the
+ * fatal-signal stand-ins step aside, since everything they do would kill the thread. The end
+ * of the process is watched from the shim's threads (lifetime.c). */
+static void before_strict(void)
+{
+    int tid = (int)ps_gettid();
+    ps_log("thread %d enters seccomp strict mode: it is no longer sampled, and fatal signals are no longer "
+           "recorded (the shim's handlers need system calls strict mode kills)", tid);
+    struct ps_thread *t = thread_self();
+    if (t)
+        clock_disarm(t);
+    fatal_step_aside();
+    if (tid == (int)getpid())
+        lifetime_watch_closely();
+}
+
+/* Before a seccomp filter is installed on the calling thread (every_thread: synchronised onto
+ * every thread, the shim's too): the filter may kill the process on any open, so the files the
+ * shim still needs are opened now and kept, and no file is opened on a covered thread again. */
+static void before_filter(int every_thread)
+{
+    if (ps_cfg.hz > 0 && writer_files_ok()) {
+        fds_keep(ps_bin_path, O_WRONLY, 0);
+        fds_keep(ps_maps_path, O_WRONLY | O_APPEND, 0);
+    }
+    char path[PATH_MAX];
+    fds_keep(procs_path_of_run(), O_WRONLY | O_APPEND, 0);
+    ps_path(path, sizeof path, RUN_LOG);
+    fds_keep(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (leader_is_us()) {
+        ps_path(path, sizeof path, RUN_PHASES);
+        fds_keep(path, O_WRONLY | O_APPEND, 0); /* only if there is one already */
+    }
+    if (ps_cfg.markers[0])
+        fds_keep(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    fds_keep("/proc/self/stat", O_RDONLY, 0);
+    fds_keep("/proc/self/status", O_RDONLY, 0);
+    if (leader_owns_meta()) {
+        meta_note_end_unseen("a seccomp filter was installed: a process it kills ends unseen");
+        meta_keep_for_filter();
+    }
+    ps_log("a seccomp filter is being installed on %s: from now on the shim opens no file %s (the files it "
+           "needs stay open); maps snapshots%s stop there, and a process the filter kills ends unseen",
+           every_thread ? "every thread" : "this thread", every_thread ? "at all" : "on the target's threads",
+           every_thread ? ", thread names, markers and counters" : " and thread names");
+    if (fds_seal(every_thread) != 0)
+        ps_log("a thread of the shim's was still opening a file after 2 s: the filter may kill the process");
+}
+
+int shim_before_seccomp(int strict, int every_thread)
+{
+    if (!ps_active || getpid() != ps_pid)
+        return 0;
+    int saved = errno, before = fds_sealed();
+    ps_guard_enter();
+    struct ps_xfsz x;
+    ps_xfsz_hold(&x);
+    if (strict)
+        before_strict();
+    else
+        before_filter(every_thread);
+    ps_xfsz_release(&x);
+    ps_guard_leave();
+    errno = saved;
+    return before;
+}
+
+void shim_seccomp_refused(int before)
+{
+    fds_unseal(before);
 }
 
 __attribute__((constructor)) static void perfscope_init(void)

@@ -25,6 +25,11 @@ void shim_finish(const char *status);
 void shim_finish_signal_safe(const char *status);
 /* exec failed: the image goes on, so sampling does too. */
 void shim_resume_after_failed_exec(void);
+/* The prctl/seccomp wrappers, before the calling thread enters seccomp strict mode (strict)
+ * or gets a filter (every_thread: SECCOMP_FILTER_FLAG_TSYNC). Returns what
+ * shim_seccomp_refused needs when the call then fails. Keeps errno. */
+int shim_before_seccomp(int strict, int every_thread);
+void shim_seccomp_refused(int before);
 
 /* CLOCK_MONOTONIC when the shim started in this image. */
 extern uint64_t ps_start_ns;

@@ -11,11 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "config.h"
+#include "interpose.h"
+#include "lifetime.h"
 #include "log.h"
 #include "ring.h"
 #include "sampler.h"
@@ -36,6 +39,7 @@ static void thread_key_destructor(void *v)
     clock_disarm(t);
     thread_set_self(NULL);
     atomic_store(&t->state, PS_T_EXITED);
+    lifetime_thread_ending();
 }
 
 static void stack_bounds(struct ps_thread *t)
@@ -64,6 +68,13 @@ void threads_started(void)
         if (!t->ring) {
             atomic_store(&t->state, PS_T_FREE);
         } else {
+            /* Its name now, without /proc: a process may end (an _exit) before the writer's
+             * first pass, whose drain on the way out reads no /proc. */
+            char name[17] = { 0 };
+            if (ps_real_prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0) == 0) {
+                memcpy(t->comm, name, 16);
+                t->comm_checked_ns = ps_now_ns();
+            }
             atomic_store(&t->state, PS_T_LIVE);
             thread_set_self(t);
             pthread_setspecific(thread_key, t);

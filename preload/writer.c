@@ -23,6 +23,7 @@
 #include "fds.h"
 #include "interpose.h"
 #include "leader.h"
+#include "lifetime.h"
 #include "log.h"
 #include "meta.h"
 #include "ring.h"
@@ -43,6 +44,7 @@ static int files_ok;
 
 static _Atomic int io_lock;
 static _Atomic int stop_requested;
+static _Atomic int wake_pending;
 /* The writer sleeps on this, so a stop (exit, exec) wakes it at once instead of after a
  * period: the target's exit must not wait for us. */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -146,7 +148,12 @@ static size_t maps_last_len;
 
 static char *read_self_maps(size_t *len)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (!fds_may_open()) {
+        ps_log_once("maps-sealed", "a seccomp filter may forbid opening files: no more maps snapshots "
+                    "(code loaded from now on may not symbolize)");
+        return NULL;
+    }
+    int fd = fds_run_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return NULL;
     size_t cap = 65536, n = 0;
@@ -197,7 +204,7 @@ void writer_maps_snapshot(uint64_t t_ns)
         free(now);
         return;
     }
-    int fd = open(ps_maps_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    int fd = fds_run_open(ps_maps_path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
     if (fd >= 0) {
         if (maps_last) {
             char line[64];
@@ -212,7 +219,7 @@ void writer_maps_snapshot(uint64_t t_ns)
                 break;
             off += (size_t)w;
         }
-        ps_real_close(fd);
+        fds_run_close(fd);
     }
     free(maps_last);
     maps_last = now;
@@ -249,17 +256,17 @@ static unsigned char batch[256 * 1024];
 
 static void refresh_comm(struct ps_thread *t, uint64_t now, int allow_io)
 {
-    if (!allow_io || now - t->comm_checked_ns < 1000000000ull)
+    if (!allow_io || now - t->comm_checked_ns < 1000000000ull || !fds_may_open())
         return;
     t->comm_checked_ns = now;
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fds_run_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return;
     char name[17] = { 0 };
     ssize_t n = read(fd, name, 16);
-    ps_real_close(fd);
+    fds_run_close(fd);
     if (n <= 0)
         return;
     if (name[n - 1] == '\n')
@@ -270,15 +277,40 @@ static void refresh_comm(struct ps_thread *t, uint64_t now, int allow_io)
 
 /* Drains every ring into the file. Caller holds the io lock. allow_io: may read thread names
  * from /proc (not on the fatal-signal path). */
+static uint64_t dropped_in_header; /* the dropped count last written */
+
+static int bin_open(void)
+{
+    int fd = fds_run_open(ps_bin_path, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+    return fd;
+}
+
+/* Whether a drain has anything to do: records in a ring, or a thread's ring to hand back. */
+static int drain_needed(void)
+{
+    uint64_t dropped = dropped_retired + atomic_load(&ps_samples_orphan);
+    int nthreads = atomic_load(&ps_threads_used);
+    for (int i = 0; i < nthreads; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        int st = atomic_load(&t->state);
+        if ((st != PS_T_LIVE && st != PS_T_EXITED) || !t->ring)
+            continue;
+        if (st == PS_T_EXITED || ring_peek(t->ring) != NULL)
+            return 1;
+        dropped += atomic_load(&t->ring->dropped);
+    }
+    return dropped != dropped_in_header;
+}
+
 static void drain_locked(int allow_io)
 {
-    if (!files_ok)
+    if (!files_ok || !drain_needed())
+        return; /* nothing new: the file is not opened (the writer passes often early on) */
+    int fd = bin_open();
+    if (fd < 0)
         return;
-    int fd = open(ps_bin_path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
-        return;
-    }
     size_t rs = file_rec_size();
     size_t used = 0;
     uint64_t now = ps_now_ns();
@@ -333,8 +365,9 @@ static void drain_locked(int allow_io)
     records_written += pending;
     unsigned char header[SAMPLEFILE_HEADER_BYTES];
     put_header(header, records_written, dropped);
-    write_all_at(fd, header, sizeof header, 0);
-    ps_real_close(fd);
+    if (write_all_at(fd, header, sizeof header, 0) == 0)
+        dropped_in_header = dropped;
+    fds_run_close(fd);
 }
 
 void writer_flush(int from_signal)
@@ -345,6 +378,26 @@ void writer_flush(int from_signal)
     writer_unlock();
 }
 
+/* How long the writer sleeps between passes. A process may end without any wrapper seeing it
+ * (a raw exit_group: every Go program; a seccomp kill), losing what was sampled since the last
+ * pass: while it is young the writer passes more often, a quarter of its age but at least every
+ * 10 ms, so such an end loses at most a fifth of a short life. A pass with nothing new opens
+ * nothing. */
+static uint64_t writer_started_ns;
+
+static long pass_ms(uint64_t now)
+{
+    if (!files_ok)
+        return lifetime_period_ms(250);
+    uint64_t age_ms = (now - writer_started_ns) / 1000000ull;
+    long ms = (long)(age_ms / 4);
+    if (ms < 10)
+        ms = 10;
+    if (ms > FLUSH_MS)
+        ms = FLUSH_MS;
+    return lifetime_period_ms(ms);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -352,48 +405,56 @@ static void *writer_main(void *arg)
     sigfillset(&all);
     ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
     ps_guard_enter();
+    ps_shim_thread = 1;
+    lifetime_shim_thread(1);
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
     while (!atomic_load(&stop_requested)) {
-        /* With nothing to flush only the leader takeover check remains: every 250 ms. */
-        long ms = files_ok ? FLUSH_MS : 250;
+        long ms = pass_ms(ps_now_ns());
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += ms * 1000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
         pthread_mutex_lock(&wake_lock);
-        while (!atomic_load(&stop_requested) &&
+        while (!atomic_load(&stop_requested) && !atomic_exchange(&wake_pending, 0) &&
                pthread_cond_timedwait(&wake_cond, &wake_lock, &until) != ETIMEDOUT)
             ;
         pthread_mutex_unlock(&wake_lock);
         if (atomic_load(&stop_requested))
             break;
         uint64_t now = ps_now_ns();
+        /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
+        int io = fds_io_enter();
         if (files_ok) {
             unsampled_pass(); /* before the drain hands back the threads that exited */
             writer_flush(0);
             /* A library loaded since the last pass is in force from the last pass: its code
              * could not run before it was loaded, and what was mapped then still is. */
-            if (objects_changed() || now - last_maps > 1000000000ull) {
+            if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
                 writer_maps_snapshot(last_pass);
                 last_maps = now;
             }
-            if (now - last_reap > 1000000000ull) {
+            if (io && now - last_reap > 1000000000ull) {
                 threads_reap_foreign();
                 last_reap = now;
             }
         }
         last_pass = now;
-        if (!leader_is_us() && now - last_leader > 250000000ull) {
+        if (io && !leader_is_us() && now - last_leader > 250000000ull) {
             leader_try_takeover();
             last_leader = now;
         }
         meta_own_thread_cpu(META_OWN_WRITER);
+        if (io)
+            fds_io_leave();
+        if (lifetime_check())
+            break; /* the target's threads are all gone and the run is finished: end with them */
     }
     meta_own_thread_cpu(META_OWN_WRITER);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
         writer_thread_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+    lifetime_shim_thread(-1);
     return NULL;
 }
 
@@ -413,6 +474,7 @@ int writer_start(void)
     if (!files_ok && leader_is_us())
         return 0;
     atomic_store(&stop_requested, 0);
+    writer_started_ns = ps_now_ns();
     if (ps_real_pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
         ps_log("cannot start the writer thread: samples are flushed only at exit");
         return -1;
@@ -431,8 +493,21 @@ void writer_stop(void)
     atomic_store(&stop_requested, 1);
     pthread_cond_signal(&wake_cond);
     pthread_mutex_unlock(&wake_lock);
-    pthread_join(writer_thread, NULL);
+    /* The run may end on the writer itself (the target's last thread gone, lifetime.c). */
+    if (!pthread_equal(writer_thread, pthread_self()))
+        pthread_join(writer_thread, NULL);
     writer_running = 0;
+}
+
+/* The next pass now (lifetime.c: a thread of the target is ending). Not from a signal handler. */
+void writer_wake(void)
+{
+    if (!writer_running)
+        return;
+    pthread_mutex_lock(&wake_lock);
+    atomic_store(&wake_pending, 1);
+    pthread_cond_signal(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
 }
 
 /* After fork, in the child: the parent's writer does not exist here. */

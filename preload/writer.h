@@ -18,6 +18,8 @@ void writer_maps_snapshot(uint64_t t_ns);
 void writer_flush(int from_signal);
 int writer_start(void);
 void writer_stop(void);
+/* A pass now, not at the end of the period (never from a signal handler). */
+void writer_wake(void);
 void writer_forget_after_fork(void);
 int writer_lock_for(int ms);
 void writer_unlock(void);

@@ -60,13 +60,19 @@ static void header(struct sbuf *b, const struct run_model *m)
     }
     const struct run_procs *pr = &m->s.procs;
     int first_unloaded = m->s.meta.pid > 0 && run_procs_unloaded(pr, m->s.meta.pid);
-    sbuf_printf(b, "- status: %s%s\n", m->status,
+    sbuf_printf(b, "- status: %s%s", m->status,
                 strcmp(m->status, "killed") == 0
                     ? " (meta.json still said running: the run's leader never recorded its exit)"
                 : first_unloaded && strcmp(m->status, "unknown") == 0
                     ? " (the run's first process went on, after exec, in an image the shim did not load in: "
                       "its end was never recorded)"
                     : "");
+    if (strcmp(m->status, "ended unseen") == 0 && m->s.meta.end_unseen) {
+        sbuf_printf(b, " (meta.json still said running, and the shim knew why its end could pass unseen: ");
+        sbuf_clean(b, m->s.meta.end_unseen, 0);
+        sbuf_printf(b, "; the exit status is known only to its parent)");
+    }
+    sbuf_printf(b, "\n");
     if (pr->nunloaded) {
         /* One line: which images, and the usual reasons. */
         sbuf_printf(b, "- not measured: %zu image%s the shim did not load in, after exec (pid", pr->nunloaded,

@@ -80,6 +80,8 @@ void print_meta(const struct run_summary *r)
     run_status(&r->meta, &r->procs, st, sizeof st);
     if (strcmp(st, "killed") == 0)
         printf("  status: killed (meta.json still says running: the leader never finished)\n");
+    else if (strcmp(st, "ended unseen") == 0)
+        printf("  status: ended unseen (meta.json still says running; end_unseen says why)\n");
     else if (status && r->meta.status && strcmp(r->meta.status, "running") == 0)
         printf("  status: %s (meta.json still says running: the leader went on in an image the shim did not "
                "load in)\n", st);
