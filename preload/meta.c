@@ -174,7 +174,7 @@ static void add_config(cJSON *m)
     cJSON_AddStringToObject(s, "why", ps_cfg.hz <= 0 ? "PERFSCOPE_HZ=0" : ps_clock_reason);
     cJSON_AddNumberToObject(s, "hz_asked", ps_cfg.hz);
     if (ps_cfg.hz > 0 && sampler_installed())
-        cJSON_AddStringToObject(s, "unwind", sampler_unwind_is_fp() ? "fp" : "libunwind");
+        cJSON_AddStringToObject(s, "unwind", sampler_unwind_name());
     if (ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF) {
         cJSON_AddStringToObject(s, "perf_delivery", clock_delivery_name());
         cJSON_AddStringToObject(s, "counts", "user CPU time (exclude_kernel)");

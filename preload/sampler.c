@@ -43,6 +43,7 @@ int ps_timer_cookie;
 
 static struct sigaction target_action; /* what the target asked for SIGPROF */
 static enum ps_unwind unwinder;         /* in force: PERFSCOPE_UNWIND, or fp under valgrind */
+static int pc_only;                     /* under valgrind: the interrupted PC alone */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static _Atomic int installed;
 
@@ -245,7 +246,10 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     rec->weight = weight;
     rec->flags = 0;
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
+    if (pc_only) {
+        rec->frames[0] = pc;
+        rec->nframes = 1;
+    } else if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
         (unwinder != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
@@ -316,22 +320,27 @@ static int find_valgrind(struct dl_phdr_info *info, size_t size, void *data)
  * the stack addresses it reads by write()ing each one (from the start of its page, below the
  * stack pointer or over uninitialised bytes) into a pipe of its own, and memcheck reports each
  * such write as an error of the target (2 at start, more with each new stack shape), so
- * `valgrind --error-exitcode` changed the target's exit status. There the samples walk frame
- * pointers, which read only the thread's own stack, and libunwind is never called. */
+ * `valgrind --error-exitcode` changed the target's exit status. A frame-pointer walk is no
+ * better there: in code built without frame pointers (libc's) rbp holds whatever the code put
+ * in it, and memcheck reports the walk's comparisons on undefined values, and their bytes
+ * written to the sample file, as the target's errors too (1 run in 12 at start, more with
+ * every sample landing in such code). So under valgrind a sample is the interrupted PC alone
+ * (always defined), libunwind is never called, and the log and meta.json say so. */
 static void choose_unwinder(void)
 {
     unwinder = ps_cfg.unwind;
     int valgrind = 0;
     ps_real_dl_iterate_phdr(find_valgrind, &valgrind);
-    if (valgrind && unwinder != PS_UNWIND_FP) {
+    if (valgrind) {
         unwinder = PS_UNWIND_FP;
-        ps_log("running under valgrind: stacks are walked by frame pointers (libunwind's memory checks would be reported as the target's errors)");
+        pc_only = 1;
+        ps_log("running under valgrind: each sample is the interrupted instruction alone, no stack (libunwind's memory checks and a frame-pointer walk through code without frame pointers would be reported as the target's errors)");
     }
 }
 
-int sampler_unwind_is_fp(void)
+const char *sampler_unwind_name(void)
 {
-    return unwinder == PS_UNWIND_FP;
+    return pc_only ? "pc" : unwinder == PS_UNWIND_FP ? "fp" : "libunwind";
 }
 
 int sampler_install(void)

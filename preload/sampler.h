@@ -31,7 +31,8 @@ void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);
 int sampler_installed(void);
 int sampler_target_prof_default(void);
-/* Samples walk frame pointers (PERFSCOPE_UNWIND=fp, or libunwind set aside under valgrind). */
-int sampler_unwind_is_fp(void);
+/* The unwinder in force: "libunwind", "fp" (PERFSCOPE_UNWIND=fp), or "pc" (under valgrind:
+ * the interrupted instruction alone). */
+const char *sampler_unwind_name(void);
 
 #endif

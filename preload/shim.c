@@ -168,8 +168,18 @@ static void start_sampling(void)
         ps_log("cannot install the SIGPROF handler (%s): stack samples are off", strerror(errno));
         return;
     }
+    threads_adopt_existing(); /* before the shim starts threads of its own */
+}
+
+/* This thread's clock starts last, once the shim's own start-up work on this thread is
+ * done: its file I/O here is not the target's CPU, and a signal landing in this deep start-up
+ * path is what valgrind once could not deliver (it killed the target with SIGSEGV, "can't
+ * extend stack"). */
+static void start_this_thread(void)
+{
+    if (ps_cfg.hz <= 0 || !sampler_installed())
+        return;
     threads_started();
-    threads_adopt_existing();
 }
 
 static void start(void)
@@ -206,6 +216,7 @@ static void start(void)
     leader_start();
     fatal_install_all();
     writer_start();
+    start_this_thread();
 }
 
 /* In a fork child (pthread_atfork's child handler): new files, new timers, new writer. */
