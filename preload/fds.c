@@ -109,11 +109,20 @@ static int kept_fd(const char *path)
     return -1;
 }
 
+int fds_open_high(const char *path, int flags, int mode)
+{
+    int fd = open(path, flags | O_CLOEXEC, mode);
+    return fd >= 0 ? clock_move_fd_high(fd) : fd;
+}
+
 int fds_run_open(const char *path, int flags, int mode)
 {
     atomic_fetch_add(&opening, 1);
     if (fds_may_open()) {
-        int fd = open(path, flags | O_CLOEXEC, mode);
+        /* Moved at once above the target's numbers: while a file of ours is open, a descriptor
+         * the target opens on another thread must get the number it would get without us
+         * (t_shim_review_fds' fdnum; the writer passes every 10 ms while a process is young). */
+        int fd = fds_open_high(path, flags, mode);
         atomic_fetch_sub(&opening, 1);
         return fd;
     }

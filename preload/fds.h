@@ -13,6 +13,11 @@ int fds_is_ours(int fd);
 /* The C library's close, past the shim's wrapper: for the shim's own descriptors. */
 int ps_real_close(int fd);
 
+/* open(path, flags | O_CLOEXEC, mode), the descriptor moved at once above the target's numbers
+ * (clock_move_fd_high): while a file of the shim's own threads is open, a descriptor the target
+ * opens on another thread gets the number it would get without the shim. */
+int fds_open_high(const char *path, int flags, int mode);
+
 /* The run's files are opened by path for each write and closed again. Once a seccomp filter
  * may forbid opening files (the prctl/seccomp wrappers say so before it is installed), the ones
  * the shim still needs are opened once beforehand and kept (fds_keep, marked as ours); from then

@@ -131,7 +131,7 @@ static void read_markers(void)
 {
     if (!ps_cfg.markers[0])
         return;
-    int fd = open(ps_cfg.markers, O_RDONLY | O_CLOEXEC);
+    int fd = fds_open_high(ps_cfg.markers, O_RDONLY, 0);
     if (fd < 0)
         return;
     struct stat st;

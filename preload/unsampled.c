@@ -87,7 +87,7 @@ static int prof_blocked(pid_t tid)
 {
     char path[64], buf[2048];
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fds_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -109,7 +109,7 @@ static void fill_comm(struct ps_thread *t)
         return;
     char path[64], name[17] = { 0 };
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fds_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return;
     ssize_t n = read(fd, name, 16);
