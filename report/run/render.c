@@ -441,3 +441,12 @@ char *run_markdown(const struct run_model *m)
     log_section(&b, m);
     return sbuf_take(&b);
 }
+
+/* The short summary `perfscope record` prints after a run: the header and the phases table. */
+char *run_markdown_short(const struct run_model *m)
+{
+    struct sbuf b = {0};
+    header(&b, m);
+    phases_table(&b, m);
+    return sbuf_take(&b);
+}
