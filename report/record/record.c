@@ -11,6 +11,7 @@
 #include "proc/runner.h"
 #include "run/run.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -328,6 +329,21 @@ static int write_launcher(const char *out, char **cmd, const char *shim, const s
     return rc;
 }
 
+/* Whether the shim wrote anything into out (a run too short for meta.json still leaves its
+ * sample file and procs.jsonl): anything but launcher.json. */
+static int shim_wrote(const char *out)
+{
+    DIR *d = opendir(out);
+    if (!d)
+        return 0;
+    int any = 0;
+    for (struct dirent *e; !any && (e = readdir(d));)
+        any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+              strcmp(e->d_name, "launcher.json") != 0;
+    closedir(d);
+    return any;
+}
+
 static volatile sig_atomic_t forward_sig;
 
 /* A signal for us goes on to CMD, which decides. One from the terminal (si_code SI_KERNEL)
@@ -398,9 +414,7 @@ int cmd_record(int argc, char **argv)
     int status = r.exited ? r.code : r.signaled ? 128 + r.sig : 1;
     if (write_launcher(o.out, o.cmd, shim, &r, err, sizeof err) != 0)
         report_fail("record: %s", err);
-    char meta[PATH_MAX + 16];
-    snprintf(meta, sizeof meta, "%s/meta.json", o.out);
-    if (access(meta, F_OK) != 0) {
+    if (!shim_wrote(o.out)) {
         if (!unmeasurable && !(r.exited && r.code == 127))
             fprintf(stderr, "perfscope record: the shim did not load in %s (ld.so refused it, or a static "
                             "or setuid executable): nothing was measured\n", o.cmd[0]);

@@ -65,6 +65,8 @@ static void header(struct sbuf *b, const struct run_model *m)
                 : first_unloaded && strcmp(m->status, "unknown") == 0
                     ? " (the run's first process went on, after exec, in an image the shim did not load in: "
                       "its end was never recorded)"
+                : runmeta_status_from_launcher(&m->s.meta)
+                    ? " (as perfscope record's wait4 saw it, launcher.json: the shim never recorded the end)"
                     : "");
     if (pr->nunloaded) {
         /* One line: which images, and the usual reasons. */
