@@ -233,6 +233,14 @@ static int setenv_fmt(char ***env, size_t *n, const char *name, const char *valu
     return 0;
 }
 
+/* The environment make_env made: its first owned entries are its own. */
+static void free_env(char **env, size_t owned)
+{
+    for (size_t i = 0; env && i < owned; i++)
+        free(env[i]);
+    free(env);
+}
+
 static int dropped(const char *entry)
 {
     static const char *const names[] = {"LD_PRELOAD=", "PERFSCOPE_OUT=", "LLMPERFSCOPE_CPUPROF_OUT=",
@@ -251,7 +259,7 @@ static int is_var(const char *entry, const char *name)
 
 /* CMD's environment: ours, with the shim first in LD_PRELOAD, PERFSCOPE_OUT, the options, and
  * LLMPERFSCOPE_MARKERS (the caller's, or PERFSCOPE_MARKERS's, else OUT/markers). */
-static char **make_env(const struct record_opts *o, const char *shim, const char *out_abs)
+static char **make_env(const struct record_opts *o, const char *shim, const char *out_abs, size_t *owned)
 {
     char **env = NULL;
     size_t n = 0;
@@ -268,6 +276,7 @@ static char **make_env(const struct record_opts *o, const char *shim, const char
               (o->clock && setenv_fmt(&env, &n, "PERFSCOPE_CLOCK", o->clock)) ||
               (o->unwind && setenv_fmt(&env, &n, "PERFSCOPE_UNWIND", o->unwind));
     free(pre);
+    *owned = n;
     for (char **e = environ; !bad && *e; e++) {
         if (dropped(*e) || (o->hz && is_var(*e, "PERFSCOPE_HZ")) || (o->clock && is_var(*e, "PERFSCOPE_CLOCK")) ||
             (o->unwind && is_var(*e, "PERFSCOPE_UNWIND")))
@@ -281,7 +290,11 @@ static char **make_env(const struct record_opts *o, const char *shim, const char
             env[n] = NULL;
         }
     }
-    return bad ? NULL : env;
+    if (bad) {
+        free_env(env, n < *owned ? n : *owned);
+        return NULL;
+    }
+    return env;
 }
 
 /* OUT/launcher.json (docs/formats.md): what only the parent knows. */
@@ -381,7 +394,8 @@ int cmd_record(int argc, char **argv)
         report_fail("record: %s: %s", o.out, strerror(errno));
         return REPORT_BAD_INPUT;
     }
-    char **env = make_env(&o, shim, out_abs);
+    size_t owned = 0;
+    char **env = make_env(&o, shim, out_abs, &owned);
     if (!env) {
         report_fail("record: out of memory");
         return REPORT_BAD_INPUT;
@@ -407,6 +421,7 @@ int cmd_record(int argc, char **argv)
     proc_run(&c, 0, NULL, &r);
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
+    free_env(env, owned);
     if (!r.started) {
         report_fail("record: %s", r.error);
         return REPORT_BAD_INPUT;
