@@ -153,9 +153,13 @@ static int say_unmeasurable(const char *cmd)
     struct stat st;
     if (!file[0] || stat(file, &st) != 0)
         return 0;
-    if (st.st_mode & (S_ISUID | S_ISGID)) {
+    /* Only a change of identity makes ld.so ignore LD_PRELOAD (AT_SECURE): root running its own
+     * setuid-root file is measured. */
+    int suid = (st.st_mode & S_ISUID) && st.st_uid != geteuid();
+    int sgid = (st.st_mode & S_ISGID) && st.st_gid != getegid();
+    if (suid || sgid) {
         fprintf(stderr, "perfscope record: %s is set%cid: ld.so will not load the shim in it; it runs "
-                        "unmeasured\n", cmd, st.st_mode & S_ISUID ? 'u' : 'g');
+                        "unmeasured\n", cmd, suid ? 'u' : 'g');
         return 1;
     }
     int fd = open(file, O_RDONLY | O_CLOEXEC);
