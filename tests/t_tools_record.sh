@@ -4,7 +4,8 @@
 # - the command's exit status and stdout byte for byte (binary bytes, no newline at the end),
 #   its stdin its own; 128+N when it died of signal N;
 # - OUT.old rotation (an older .old removed, never a run recorded into an earlier one);
-# - SIGINT to record reaches the command, which decides (f_sigint3 catches it and exits 3);
+# - SIGINT to record reaches the command, which decides (f_sigint3 catches it and exits 3); a
+#   Ctrl-C on a terminal (a pty) reaches it once, not a second time forwarded;
 # - launcher.json: wait4's status, rusage, start and end on the caller's CLOCK_MONOTONIC;
 # - a raw exit_group: meta.json still says running, launcher.json and the report say exit 5;
 # - a static executable, a setuid file of another user, each said in one line, and it still runs;
@@ -17,6 +18,7 @@ build_target f_sigint3
 build_target f_exitgroup
 build_target t_burn
 build_target t_exit
+build_target f_sigcount
 # The sanitizer build's tools have no shim beside them: they use the normal build's.
 [ -f "$TOOLS/libperfscope.so" ] || export PERFSCOPE_SHIM=$SHIM
 export ASAN_OPTIONS=${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}verify_asan_link_order=0
@@ -124,6 +126,36 @@ except subprocess.TimeoutExpired:
     die("record still running 60 s after SIGINT")
 check(p.returncode == 3, "SIGINT forwarded: record exited %d, expected the command's 3 (stderr %r)" % (p.returncode, err[-300:]))
 check(launcher("si").get("status") == "exit 3", "launcher.json after SIGINT: %r" % launcher("si").get("status"))
+
+# Ctrl-C on a terminal: the command (in record's process group) gets the terminal's SIGINT once,
+# never a second forwarded one; record exits with the command's 3.
+import pty, select
+pid, fd = pty.fork()
+if pid == 0:
+    os.execve(tool, [tool, "record", "-o", "tty", "--no-report", "--", target("f_sigcount")], env)
+buf = b""
+deadline = time.monotonic() + 60
+while b"R" not in buf and time.monotonic() < deadline:
+    if select.select([fd], [], [], 1)[0]:
+        try:
+            buf += os.read(fd, 1000)
+        except OSError:
+            break
+check(b"R" in buf, "f_sigcount under a terminal never got ready: %r" % buf)
+os.write(fd, b"\x03")
+while time.monotonic() < deadline:
+    if select.select([fd], [], [], 1)[0]:
+        try:
+            d = os.read(fd, 1000)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+_, st = os.waitpid(pid, 0)
+os.close(fd)
+check(os.WIFEXITED(st) and os.WEXITSTATUS(st) == 3, "Ctrl-C under record: status %r, expected exit 3 (%r)" % (st, buf))
+check(b"sigint 1\r\n" in buf, "Ctrl-C reached the command once: %r" % buf)
 
 # rusage and the clock.
 t0 = time.monotonic_ns()
