@@ -28,7 +28,8 @@ REPORT_HDR   := $(wildcard report/*.h report/*/*.h)
 SHIM     := $(BUILD)/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a
 TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
-            $(if $(REPORT_SRC),$(BUILD)/perfscope-report)
+            $(if $(REPORT_SRC),$(BUILD)/perfscope-report) \
+            $(if $(wildcard perfscope/main.c),$(BUILD)/perfscope)
 EXAMPLES := $(if $(wildcard examples/toy_engine.c),$(BUILD)/toy-engine)
 
 .PHONY: all deps test test-asan bench demo clean fuzz tools
@@ -73,6 +74,14 @@ $(BUILD)/perfscope-symbolize: $(BUILD)/obj/symbolize/main.o $(SYMLIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOL_LIBS)
 
 $(BUILD)/perfscope-report: $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)) $(SYMLIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(TOOL_LIBS)
+
+# The front door (perfscope/main.c): the report's objects without its main, and the symbolizer.
+REPORT_LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out report/main.c,$(REPORT_SRC)))
+$(BUILD)/obj/perfscope/main.o: $(REPORT_HDR)
+$(BUILD)/obj/perfscope/main.o: override CFLAGS += -Isymbolize -Ireport -Ireport/util
+
+$(BUILD)/perfscope: $(BUILD)/obj/perfscope/main.o $(REPORT_LIB_OBJ) $(SYMLIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOL_LIBS)
 
 $(BUILD)/toy-engine: examples/toy_engine.c include/perfscope.h | $(BUILD)/.deps-ok

@@ -25,6 +25,7 @@
 #define RUN_TRACE "trace.json"
 #define RUN_JSON "run.json"
 #define RUN_REPORT_MD "report.md"
+#define RUN_LAUNCHER "launcher.json" /* perfscope record: what only the parent knows */
 /* What the matrix runner keeps of an arm's own output. */
 #define RUN_TARGET_STDOUT "target.stdout"
 #define RUN_TARGET_STDERR "target.stderr"

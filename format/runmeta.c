@@ -22,9 +22,44 @@ static void unknown(struct run_meta *m)
     m->hz = -1;
 }
 
+#define LAUNCHER_MAX_BYTES (1u << 20)
+
+/* launcher.json's status when it is "exit N" (0..255) or "signal SIG<LETTERS/DIGITS>". */
+static int launcher_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    cJSON *doc = NULL;
+    if (runfolder_path(path, sizeof path, dir, RUN_LAUNCHER, NULL, 0) != 0) {
+        reader_error(err, errlen, dir, "path too long");
+        return -1;
+    }
+    if (json_file_load(path, LAUNCHER_MAX_BYTES, 1, &doc, err, errlen) < 0)
+        return -1;
+    const char *st = doc ? string_of(doc, "status") : NULL;
+    int ok = 0;
+    if (st && strncmp(st, "exit ", 5) == 0) {
+        const char *p = st + 5;
+        int n = 0, digits = 0;
+        for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
+            n = n * 10 + (*p - '0');
+        ok = digits && !*p && n <= 255;
+    } else if (st && strncmp(st, "signal SIG", 10) == 0 && strlen(st) < sizeof m->launcher_status) {
+        const char *p = st + 10;
+        ok = *p != 0;
+        for (; *p && ok; p++)
+            ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '+';
+    }
+    if (ok)
+        snprintf(m->launcher_status, sizeof m->launcher_status, "%s", st);
+    cJSON_Delete(doc);
+    return 0;
+}
+
 int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
 {
     unknown(m);
+    if (launcher_load(dir, m, err, errlen) != 0)
+        return -1;
     char path[PATH_MAX];
     if (runfolder_path(path, sizeof path, dir, RUN_META, NULL, 0) != 0) {
         reader_error(err, errlen, dir, "path too long");
@@ -64,9 +99,15 @@ void runmeta_free(struct run_meta *m)
     unknown(m);
 }
 
+int runmeta_status_from_launcher(const struct run_meta *m)
+{
+    return m->launcher_status[0] && (!m->status || strcmp(m->status, "running") == 0);
+}
+
 const char *runmeta_status(const struct run_meta *m, char *buf, size_t size)
 {
-    const char *st = m->status;
+    /* Where the shim could not know the end and launcher.json has it, the parent's word. */
+    const char *st = runmeta_status_from_launcher(m) ? m->launcher_status : m->status;
     int running = st && strcmp(st, "running") == 0;
     snprintf(buf, size, "%s", !st ? "unknown" : running && m->end_unseen ? "ended unseen"
                               : running                                   ? "killed"

@@ -32,10 +32,13 @@ struct run_meta {
     const char *status;      /* "running", "exit 0", "signal SIGSEGV", ... (into doc), or NULL */
     const char *end_unseen;  /* why the shim knew the end could pass unseen (into doc), or NULL */
     int hz;                  /* config.hz: the asked sampling rate, -1 unknown */
+    char launcher_status[48]; /* launcher.json's status as wait4 saw it ("exit 5", "signal
+                              * SIGINT"), "" without launcher.json or a status of that form */
 };
 
-/* Reads dir/meta.json into *m (facts unknown where it lacks them). 0, also when the file does
- * not exist; -1 with one line "<path>: <what is wrong>" in err, *m then as for no file. */
+/* Reads dir/meta.json into *m (facts unknown where it lacks them), and launcher.json's status
+ * (perfscope record's, docs/formats.md) when there is one. 0, also when the files do not exist;
+ * -1 with one line "<path>: <what is wrong>" in err, *m then as for no file. */
 int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen);
 
 void runmeta_free(struct run_meta *m);
@@ -44,7 +47,12 @@ void runmeta_free(struct run_meta *m);
  * meta.json's "exit 0", for "running" (the leader never finished) "ended unseen" where meta.json
  * says why its end could pass unseen (end_unseen: a Go program's raw exit_group, a seccomp
  * filter) and "killed" otherwise (SIGKILL, or an end no wrapper saw), "unknown" without a
- * status, else the shim's own words ("exit 3", "signal SIGSEGV"). Into buf; returns buf. */
+ * status, else the shim's own words ("exit 3", "signal SIGSEGV"). Where the shim could not know
+ * the end ("running", or no status: a raw exit_group, a kill, a run too short for meta.json) and
+ * launcher.json has it, launcher.json's wins ("exit 0" again "ok"). Into buf; returns buf. */
 const char *runmeta_status(const struct run_meta *m, char *buf, size_t size);
+
+/* Whether runmeta_status took launcher.json's status over the shim's. */
+int runmeta_status_from_launcher(const struct run_meta *m);
 
 #endif

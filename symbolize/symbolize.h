@@ -37,4 +37,8 @@ struct symbolize_result {
 int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct symbolize_result *res,
                   char *err, size_t errlen);
 
+/* The command line (cmd.c): argv after the program's (or subcommand's) name; prog names the tool
+ * in its lines ("perfscope-symbolize", "perfscope symbolize"). Returns the exit status. */
+int symbolize_cmd(const char *prog, int argc, char **argv);
+
 #endif

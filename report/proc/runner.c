@@ -1,5 +1,6 @@
 /* runner.c: the process runner (runner.h). It must never leave the command's processes running
- * after it returns (the whole process group is killed on a timeout or an interrupt), never block
+ * after it returns (the whole process group is killed on a timeout or an interrupt; with
+ * same_group, the command itself), never signal its own process group, never block
  * signals for the child, and never write to our own stdout or stderr from the child. */
 #include "runner.h"
 
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +19,13 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static void nap_ms(long ms)
@@ -43,12 +52,14 @@ static int redirect(const char *path, int flags, int fd)
 /* In the child: its own process group, files, default signals; then exec. Never returns. */
 static void child(const struct proc_cmd *c)
 {
-    setpgid(0, 0);
+    if (!c->same_group)
+        setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     if (redirect(c->stdin_path, O_RDONLY, 0) != 0 ||
         redirect(c->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 1) != 0 ||
@@ -60,22 +71,30 @@ static void child(const struct proc_cmd *c)
     _exit(127);
 }
 
-static void kill_group(pid_t pid, int *status, int *reaped)
+/* Waits for pid with its rusage; r as waitpid. */
+static pid_t reap(pid_t pid, int *status, int flags, struct rusage *ru)
 {
-    kill(-pid, SIGTERM);
+    return wait4(pid, status, flags, ru);
+}
+
+static void kill_group(pid_t pid, int own_group, int *status, int *reaped, struct rusage *ru)
+{
+    if (own_group)
+        kill(-pid, SIGTERM);
     kill(pid, SIGTERM);
     double until = now_s() + PROC_KILL_GRACE_S;
     while (now_s() < until) {
-        pid_t r = waitpid(pid, status, WNOHANG);
+        pid_t r = reap(pid, status, WNOHANG, ru);
         if (r == pid) {
             *reaped = 1;
             break;
         }
         nap_ms(20);
     }
-    kill(-pid, SIGKILL); /* the rest of the group, or the leader itself when it did not stop */
+    /* the rest of the group, or the leader itself when it did not stop */
+    kill(own_group ? -pid : pid, SIGKILL);
     if (!*reaped) {
-        while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        while (reap(pid, status, 0, ru) < 0 && errno == EINTR)
             ;
         *reaped = 1;
     }
@@ -85,6 +104,10 @@ void proc_run(const struct proc_cmd *cmd, double timeout_s, volatile sig_atomic_
               struct proc_outcome *o)
 {
     memset(o, 0, sizeof *o);
+    int own = !cmd->same_group;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    o->start_ns = now_ns();
     double t0 = now_s();
     pid_t pid = fork();
     if (pid < 0) {
@@ -93,14 +116,21 @@ void proc_run(const struct proc_cmd *cmd, double timeout_s, volatile sig_atomic_
     }
     if (pid == 0)
         child(cmd);
-    setpgid(pid, pid); /* also here, so the group exists before we might signal it */
+    if (own)
+        setpgid(pid, pid); /* also here, so the group exists before we might signal it */
     o->started = 1;
+    o->pid = (int)pid;
     int status = 0, reaped = 0;
     while (!reaped) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
+        pid_t r = reap(pid, &status, WNOHANG, &ru);
         if (r == pid) {
             reaped = 1;
             break;
+        }
+        if (cmd->forward && *cmd->forward) {
+            int sig = *cmd->forward;
+            *cmd->forward = 0;
+            kill(pid, sig); /* the command decides what the signal means */
         }
         if (r < 0 && errno != EINTR) {
             snprintf(o->error, sizeof o->error, "waitpid: %s", strerror(errno));
@@ -108,19 +138,24 @@ void proc_run(const struct proc_cmd *cmd, double timeout_s, volatile sig_atomic_
         }
         if (stop && *stop) {
             o->interrupted = 1;
-            kill_group(pid, &status, &reaped);
+            kill_group(pid, own, &status, &reaped, &ru);
             break;
         }
         if (timeout_s > 0 && now_s() - t0 > timeout_s) {
             o->timed_out = 1;
-            kill_group(pid, &status, &reaped);
+            kill_group(pid, own, &status, &reaped, &ru);
             break;
         }
         nap_ms(10);
     }
-    if (reaped)
+    if (reaped && own)
         kill(-pid, SIGKILL); /* children the command left behind in its group */
     o->wall_s = now_s() - t0;
+    o->end_ns = now_ns();
+    o->status = status;
+    o->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    o->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    o->maxrss_kib = ru.ru_maxrss;
     if (reaped && WIFEXITED(status)) {
         o->exited = 1;
         o->code = WEXITSTATUS(status);

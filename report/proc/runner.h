@@ -1,6 +1,6 @@
-/* runner.h: the one process runner, for the matrix's arms today and `perfscope
- * record` tomorrow: a command (argv, environment, working folder, where its standard input,
- * output and error go) run as a fresh process in a process group of its own, to its end, with a
+/* runner.h: the one process runner, for the matrix's arms and `perfscope record`: a command (argv, environment, working folder, where its standard input,
+ * output and error go) run as a fresh process in a process group of its own (or, for record, in ours, so a terminal
+ * keeps it in the foreground), to its end, with a
  * time limit and an interrupt that can stop it early. It knows nothing of run folders, shims or
  * matrices: callers say where the files are. It must never leave the command's processes
  * running after proc_run returns. */
@@ -19,15 +19,24 @@ struct proc_cmd {
     const char *stdout_path;   /* created or truncated; NULL: ours */
     const char *stderr_path;   /* created or truncated; NULL: ours */
     const char *who;           /* names us in the child's "cannot run" line on its stderr */
+    int same_group;            /* 1: the child stays in our process group (record: a terminal's
+                                * job control and reads keep working); never killed as a group */
+    volatile sig_atomic_t *forward; /* NULL, or where the caller's signal handler puts a signal
+                                * number: sent on to the child, then set back to 0 */
 };
 
 struct proc_outcome {
+    int pid;            /* the child's process id */
     int started;        /* fork and exec were attempted; 0: error says why not */
     int exited, code;   /* a normal exit and its status (126: a file or cwd failed, 127: exec) */
     int signaled, sig;
     int timed_out;      /* the limit was reached and the process group was killed */
     int interrupted;    /* *stop became nonzero and the process group was killed */
+    int status;         /* the raw wait4 status */
     double wall_s;
+    double user_s, sys_s; /* the child's rusage as wait4 gave it (its waited-for descendants too) */
+    long maxrss_kib;
+    long long start_ns, end_ns; /* CLOCK_MONOTONIC: before fork, after the reap */
     char error[256];
 };
 

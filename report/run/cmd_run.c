@@ -61,6 +61,40 @@ int run_summarize(const char *dir, char *err, size_t errlen)
     return rc;
 }
 
+int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t errlen)
+{
+    struct run_model m;
+    int rc = run_model_load(dir, report, &m, err, errlen);
+    char *md = NULL, *brief = NULL;
+    if (rc == 0 && report) {
+        md = run_markdown(&m);
+        brief = run_markdown_short(&m);
+        if (!md || !brief) {
+            reader_error(err, errlen, dir, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        rc = write_outputs(&m, md, err, errlen);
+    if (rc == 0) {
+        size_t ph = m.s.phases ? m.s.phases->n : 0;
+        fprintf(f, "perfscope record: %llu samples, %zu process%s, %zu phase%s -> ",
+                (unsigned long long)m.samples, m.s.procs.processes,
+                m.s.procs.processes == 1 ? "" : "es", ph, ph == 1 ? "" : "s");
+        put_clean(f, dir);
+        fputc('\n', f);
+        if (brief) {
+            fputc('\n', f);
+            fputs(brief, f);
+        }
+        fflush(f);
+    }
+    free(md);
+    free(brief);
+    run_model_free(&m);
+    return rc;
+}
+
 int cmd_run(const char *dir)
 {
     char err[REPORT_ERR_MAX] = "";

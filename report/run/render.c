@@ -66,6 +66,8 @@ static void header(struct sbuf *b, const struct run_model *m)
                 : first_unloaded && strcmp(m->status, "unknown") == 0
                     ? " (the run's first process went on, after exec, in an image the shim did not load in: "
                       "its end was never recorded)"
+                : runmeta_status_from_launcher(&m->s.meta)
+                    ? " (as perfscope record's wait4 saw it, launcher.json: the shim never recorded the end)"
                     : "");
     if (strcmp(m->status, "ended unseen") == 0 && m->s.meta.end_unseen) {
         sbuf_printf(b, " (meta.json still said running, and the shim knew why its end could pass unseen: ");
@@ -508,5 +510,14 @@ char *run_markdown(const struct run_model *m)
     hot_section(&b, m);
     llama_section(&b, m);
     log_section(&b, m);
+    return sbuf_take(&b);
+}
+
+/* The short summary `perfscope record` prints after a run: the header and the phases table. */
+char *run_markdown_short(const struct run_model *m)
+{
+    struct sbuf b = {0};
+    header(&b, m);
+    phases_table(&b, m);
     return sbuf_take(&b);
 }

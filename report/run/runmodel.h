@@ -70,5 +70,7 @@ struct cJSON *run_json(const struct run_model *m);
 
 /* The report as markdown (render.c), in a new buffer; NULL when out of memory. */
 char *run_markdown(const struct run_model *m);
+/* Its short form (the header and the phases table), for `perfscope record`. */
+char *run_markdown_short(const struct run_model *m);
 
 #endif

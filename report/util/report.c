@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 
+const char *report_prog = "perfscope-report";
+
 void report_fail(const char *fmt, ...)
 {
     char line[REPORT_ERR_MAX];
@@ -15,7 +17,7 @@ void report_fail(const char *fmt, ...)
     for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
-    fprintf(stderr, "perfscope-report: %s\n", line);
+    fprintf(stderr, "%s: %s\n", report_prog, line);
 }
 
 void put_clean(FILE *f, const char *s)

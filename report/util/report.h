@@ -10,7 +10,10 @@
 #define REPORT_BAD_INPUT 2
 #define REPORT_ERR_MAX 1024
 
-/* "perfscope-report: <message>" on stderr, one line. */
+/* The name report_fail's lines start with: "perfscope-report", or "perfscope" in the front door. */
+extern const char *report_prog;
+
+/* "<report_prog>: <message>" on stderr, one line. */
 void report_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes s to f with control bytes shown as '?': names read from files may hold anything. */

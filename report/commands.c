@@ -1,0 +1,52 @@
+/* commands.c: the table of perfscope-report's subcommands (commands.h) and the run report's
+ * own argument check. It must never hold a subcommand's work: one call each. */
+#include "commands.h"
+#include "report.h"
+#include "ab/diff.h"
+#include "ab/noise.h"
+#include "ab/matrix.h"
+#include "dump/dump.h"
+#include "run/run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int report_is_help(int argc, char **argv)
+{
+    return argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0);
+}
+
+int report_cmd_run(int argc, char **argv)
+{
+    if (argc != 1 || argv[0][0] == '-') {
+        if (strcmp(report_prog, "perfscope") == 0)
+            report_fail("usage: perfscope report OUT");
+        else
+            report_fail("usage: perfscope-report OUT | diff ... | noise ... | matrix CASES.json ... | "
+                        "dump samples|maps|phases|run FILE");
+        return REPORT_BAD_INPUT;
+    }
+    return cmd_run(argv[0]);
+}
+
+const struct report_command report_commands[] = {
+    {"report", report_cmd_run, "OUT", "the report of one run folder: prints it, writes OUT/report.md and OUT/run.json"},
+    {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...",
+     "the A/B judgement of two sets of runs (docs/diff.md)"},
+    {"noise", cmd_noise, "noise NULL_MATRIX.json", "the noise floor from an A/A matrix (docs/diff.md)"},
+    {"matrix", cmd_matrix,
+     "matrix CASES.json --a NAME=DIR --b NAME=DIR [--order ABBA] [--timeout S] "
+     "[--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR]",
+     "runs the cases of an A/B matrix and judges them (docs/matrix.md)"},
+    {"dump", cmd_dump, "dump samples FILE | maps FILE [HEXADDR@NS...] | phases FILE [NS...] | run DIR",
+     "a reader's view of one file of a run folder, or of the run"},
+};
+const unsigned report_ncommands = sizeof report_commands / sizeof report_commands[0];
+
+const struct report_command *report_command_find(const char *name)
+{
+    for (unsigned i = 0; i < report_ncommands; i++)
+        if (strcmp(report_commands[i].name, name) == 0)
+            return &report_commands[i];
+    return NULL;
+}
