@@ -485,14 +485,20 @@ int writer_start(void)
 
 /* Stops the writer thread (exit paths, not from a signal): joins it so nothing is written
  * after the final flush. */
+/* Sets flag and wakes the writer from its wait. */
+static void signal_writer(_Atomic int *flag)
+{
+    pthread_mutex_lock(&wake_lock);
+    atomic_store(flag, 1);
+    pthread_cond_signal(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
+}
+
 void writer_stop(void)
 {
     if (!writer_running)
         return;
-    pthread_mutex_lock(&wake_lock);
-    atomic_store(&stop_requested, 1);
-    pthread_cond_signal(&wake_cond);
-    pthread_mutex_unlock(&wake_lock);
+    signal_writer(&stop_requested);
     /* The run may end on the writer itself (the target's last thread gone, lifetime.c). */
     if (!pthread_equal(writer_thread, pthread_self()))
         pthread_join(writer_thread, NULL);
@@ -504,10 +510,7 @@ void writer_wake(void)
 {
     if (!writer_running)
         return;
-    pthread_mutex_lock(&wake_lock);
-    atomic_store(&wake_pending, 1);
-    pthread_cond_signal(&wake_cond);
-    pthread_mutex_unlock(&wake_lock);
+    signal_writer(&wake_pending);
 }
 
 /* After fork, in the child: the parent's writer does not exist here. */

@@ -11,20 +11,28 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* All of data written to fd: 0, or -1. */
+static inline int fuzz_write_all(int fd, const uint8_t *data, size_t size)
+{
+    size_t done = 0;
+    while (done < size) {
+        ssize_t w = write(fd, data + done, size - done);
+        if (w <= 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
 /* Writes data to a fresh memfd and fills path; returns the fd (close it after), or -1. */
 static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t len)
 {
     int fd = memfd_create("fuzz", MFD_CLOEXEC);
     if (fd < 0)
         return -1;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, data + done, size - done);
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)w;
+    if (fuzz_write_all(fd, data, size) != 0) {
+        close(fd);
+        return -1;
     }
     snprintf(path, len, "/proc/self/fd/%d", fd);
     return fd;
@@ -87,14 +95,9 @@ static inline int fuzz_put(const char *name, const uint8_t *data, size_t size)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(fd, data + done, size - done);
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)w;
+    if (fuzz_write_all(fd, data, size) != 0) {
+        close(fd);
+        return -1;
     }
     close(fd);
     return 0;
