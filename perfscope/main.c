@@ -1,4 +1,4 @@
-/* main.c: `perfscope`, the front door (DESIGN 8, docs/record.md): `perfscope <command> [options]`,
+/* main.c: `perfscope`, the front door (docs/record.md): `perfscope <command> [options]`,
  * `perfscope help [CMD]`, `perfscope --version`. Which command, its --help, and one call: record
  * and mark (report/record/), report, diff, noise, matrix, dump (perfscope-report's table,
  * report/commands.c) and symbolize (symbolize/cmd.c) run the very code of the other two tools.

@@ -1,4 +1,4 @@
-/* lifetime.h: the shim's threads never keep a process alive (DESIGN 2.3). When the main thread
+/* lifetime.h: the shim's threads never keep a process alive (docs/shim.md). When the main thread
  * has ended (pthread_exit, or a raw exit: seccomp strict mode) and the last of the target's
  * threads is gone, the shim finishes the run and its threads end, so the process ends as it
  * would without them: glibc's exit(0) when the main thread left through pthread_exit, the main

@@ -14,7 +14,7 @@
 /* "k=v " is 4 bytes: a line of PS_MARKER_LINE_MAX bytes cannot hold more attributes. */
 #define PS_MARKER_ATTRS_MAX (PS_MARKER_LINE_MAX / 4 + 1)
 /* A t= more than this before the run started, or after the line was read, is not on the run's
- * CLOCK_MONOTONIC (a wall clock such as `date +%s%N`, or seconds): DESIGN 8's minute. */
+ * CLOCK_MONOTONIC (a wall clock such as `date +%s%N`, or seconds): the minute of docs/formats.md. */
 #define PS_MARKER_CLOCK_SLACK_NS 60000000000ull
 
 /* Bytes of the parsed line (not NUL terminated). */

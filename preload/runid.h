@@ -1,4 +1,4 @@
-/* runid.h: which run this process belongs to (DESIGN 8: a run folder is one run). The first
+/* runid.h: which run this process belongs to (docs/shim.md: a run folder is one run). The first
  * process of a run makes the run's id and exports it as PERFSCOPE_RUN_ID, so its descendants
  * (fork children, exec'd images, posix_spawn and system children, a takeover leader) know the
  * run they belong to; a process told to write into a folder that holds another run, or an

@@ -1,4 +1,4 @@
-"""perfscope_markers.py: phase markers from Python (DESIGN 3.1, docs/record.md), standard library
+"""perfscope_markers.py: phase markers from Python (docs/record.md), standard library
 only. It must never raise into the caller's program because perfscope is absent, and never
 write a line in more than one os.write.
 

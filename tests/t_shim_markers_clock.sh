@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_shim_markers_clock: a marker's t= on another clock than the run's CLOCK_MONOTONIC (issue 8,
-# defect 11; DESIGN 8): tests/targets/e_wallclock.c writes phases with t= from CLOCK_REALTIME
+# defect 11; docs/shim.md): tests/targets/e_wallclock.c writes phases with t= from CLOCK_REALTIME
 # in ns (`date +%s%N`), CLOCK_MONOTONIC in seconds and CLOCK_MONOTONIC two minutes ahead, and
 # one with the right clock. Each wrong t= is logged in perfscope.log with its line number and
 # its boundary taken when the leader read the line (t_from "read", inside the run), never 57

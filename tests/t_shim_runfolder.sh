@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_shim_runfolder: a run folder is one run (issue 8, defect 10; DESIGN 8). tests/targets/
+# t_shim_runfolder: a run folder is one run (issue 8, defect 10; docs/shim.md). tests/targets/
 # e_runfolder.c starts processes in a folder; checks:
 # - one run with a tree of processes (posix_spawn children, and one whose environment was
 #   scrubbed of PERFSCOPE_RUN_ID: it joins the run in progress): every process recorded, one

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_tools_mark: `perfscope mark` and python/perfscope_markers.py (DESIGN 3.1, 8; docs/record.md):
+# t_tools_mark: `perfscope mark` and python/perfscope_markers.py (docs/record.md):
 # - one line "NAME begin|end [key=value...] t=NS" appended, t= between the caller's
 #   time.monotonic_ns() before and after the call (the same CLOCK_MONOTONIC);
 # - exit 2 and one line without LLMPERFSCOPE_MARKERS/PERFSCOPE_MARKERS, for a bad name, event or

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_tools_record: `perfscope record` (DESIGN 8, docs/record.md) with $TOOLS/perfscope:
+# t_tools_record: `perfscope record` (docs/record.md) with $TOOLS/perfscope:
 # - a bad option value: exit 2, one line on stderr, nothing run, no folder made;
 # - the command's exit status and stdout byte for byte (binary bytes, no newline at the end),
 #   its stdin its own; 128+N when it died of signal N;

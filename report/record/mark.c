@@ -1,4 +1,4 @@
-/* mark.c: `perfscope mark NAME begin|end [key=value...] [--file F]`: one marker line (DESIGN 3)
+/* mark.c: `perfscope mark NAME begin|end [key=value...] [--file F]`: one marker line (docs/formats.md)
  * with t= the caller's CLOCK_MONOTONIC in ns, appended to the markers file in one write. It must
  * never write a line the shim's parser would refuse, never write in more than one write, and
  * never print on stdout. */

@@ -1,5 +1,5 @@
 /* record.c: `perfscope record [-o OUT] [-F HZ] [--clock C] [--unwind U] [--no-report] -- CMD
- * [ARG...]` (DESIGN 8, docs/record.md): CMD run under the shim through the one process runner
+ * [ARG...]` (docs/record.md): CMD run under the shim through the one process runner
  * (proc/runner.h), its exit status returned as its own, OUT/launcher.json written with what only
  * its parent knows, then one line and the short report on stderr. It must never run anything
  * before every option is checked, never record into an earlier run (an existing OUT becomes

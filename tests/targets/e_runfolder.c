@@ -1,4 +1,4 @@
-/* e_runfolder: processes that start in a run folder (issue 8, defect 10; DESIGN 8: a run folder
+/* e_runfolder: processes that start in a run folder (issue 8, defect 10; docs/shim.md: a run folder
  * is one run). Modes:
  *   burn         burns 50 ms of CPU, prints "burn done"
  *   tree N       posix_spawns itself "burn" N times, one after the other, with its own

@@ -1,7 +1,7 @@
 /* x_pthread_exit [SECONDS]: the main thread starts one worker and ends with pthread_exit; the
  * worker burns SECONDS of CPU (default 0.2) and returns. glibc then ends the process with exit(0)
  * (the last thread): the atexit handler prints "atexit", the status is 0. Under the shim its
- * writer and watcher threads must not keep the process alive (DESIGN 2.3). */
+ * writer and watcher threads must not keep the process alive (docs/shim.md). */
 #include "burn.h"
 #include <pthread.h>
 #include <stdio.h>
