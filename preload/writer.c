@@ -287,15 +287,24 @@ static int bin_open(void)
     return fd;
 }
 
+/* Registry slot i when its ring is the writer's to drain (a live thread, or one that exited and
+ * whose ring is still to hand back), with its state in *st; else NULL. */
+static struct ps_thread *drainable(int i, int *st)
+{
+    struct ps_thread *t = &ps_threads[i];
+    *st = atomic_load(&t->state);
+    return (*st == PS_T_LIVE || *st == PS_T_EXITED) && t->ring ? t : NULL;
+}
+
 /* Whether a drain has anything to do: records in a ring, or a thread's ring to hand back. */
 static int drain_needed(void)
 {
     uint64_t dropped = dropped_retired + atomic_load(&ps_samples_orphan);
     int nthreads = atomic_load(&ps_threads_used);
     for (int i = 0; i < nthreads; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        int st = atomic_load(&t->state);
-        if ((st != PS_T_LIVE && st != PS_T_EXITED) || !t->ring)
+        int st;
+        struct ps_thread *t = drainable(i, &st);
+        if (!t)
             continue;
         if (st == PS_T_EXITED || ring_peek(t->ring) != NULL)
             return 1;
@@ -320,9 +329,9 @@ static void drain_locked(int allow_io)
     int failed = 0;
     int nthreads = atomic_load(&ps_threads_used);
     for (int i = 0; i < nthreads; i++) {
-        struct ps_thread *t = &ps_threads[i];
-        int st = atomic_load(&t->state);
-        if ((st != PS_T_LIVE && st != PS_T_EXITED) || !t->ring)
+        int st;
+        struct ps_thread *t = drainable(i, &st);
+        if (!t)
             continue;
         refresh_comm(t, now, allow_io);
         struct ps_slot_rec *r;
