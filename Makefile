@@ -64,6 +64,16 @@ $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard symbolize/*.c)): override CFLAGS += -
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): $(REPORT_HDR)
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): override CFLAGS += -Isymbolize -Ireport -Ireport/util
 
+# report.html's CSS and JavaScript, built into the report as C arrays (scripts/embed.sh: od, sed).
+HTML_GEN    := $(BUILD)/gen/html_assets.inc
+HTML_ASSETS := report/html/report.css report/html/flame.js report/html/charts.js
+$(HTML_GEN): $(HTML_ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $@ html_report_css report/html/report.css html_flame_js report/html/flame.js \
+	  html_charts_js report/html/charts.js
+$(BUILD)/obj/report/html/assets.o: $(HTML_GEN)
+$(BUILD)/obj/report/html/assets.o: override CFLAGS += -I$(BUILD)/gen
+
 $(SYMLIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(SYMLIB_SRC))
 	@rm -f $@
 	ar rcs $@ $^
@@ -140,7 +150,7 @@ FUZZ_SRC     := $(SYMLIB_SRC) $(filter-out report/main.c,$(REPORT_SRC))
 FUZZ_LIB     := $(BUILD)/fuzz/libreaders.a
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
 FUZZ_FLAGS    = -std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all \
-                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util
+                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util -I$(BUILD)/gen
 
 $(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -151,6 +161,8 @@ $(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 $(BUILD)/fuzz/obj/%.o: %.c $(SYM_HDR) $(REPORT_HDR) | $(BUILD)/fuzz/.clang-ok
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+$(BUILD)/fuzz/obj/report/html/assets.o: $(HTML_GEN)
 
 $(FUZZ_LIB): $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
 	@rm -f $@
