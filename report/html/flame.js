@@ -115,24 +115,25 @@
   Graph.prototype.zoom = function (focus) {
     this.focus = focus;
     var W = this.width, info = this.info, root = this.root, id = this.id;
-    var rows = info.maxDepth + 1;
-    var H = rows * ROW + 4;
+    /* what is wide enough to draw, first: the graph is as tall as the deepest of it */
+    var todo = [], hidden = 0, deepest = 0;
+    var scale = W / focus.v;
+    for (var a = focus.parent; a; a = a.parent) todo.push([a, 0, W]); /* ancestors span the width */
+    (function layout(n, x) {
+      var w = n.v * scale;
+      if (w < MINPX) { hidden++; return; }
+      todo.push([n, x, w]);
+      if (n.depth > deepest) deepest = n.depth;
+      var cx = x, c = n.c || [];
+      for (var i = 0; i < c.length; i++) { layout(c[i], cx); cx += c[i].v * scale; }
+    })(focus, 0);
+    var H = (deepest + 1) * ROW + 4;
     if (this.svg) this.svg.parentNode.removeChild(this.svg);
     var svg = el('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'class': 'ps-flame-svg',
                           role: 'img', 'aria-label': 'flame graph of ' + this.div.getAttribute('data-title') });
     defs(svg, id);
-    var self = this, drawn = 0, hidden = 0;
-    var scale = W / focus.v;
-    /* ancestors of the focus span the whole width */
-    for (var a = focus.parent; a; a = a.parent) place(a, 0, W);
-    layout(focus, 0);
-    function layout(n, x) {
-      var w = n.v * scale;
-      if (w < MINPX) { hidden++; return; }
-      place(n, x, w);
-      var cx = x, c = n.c || [];
-      for (var i = 0; i < c.length; i++) { layout(c[i], cx); cx += c[i].v * scale; }
-    }
+    var self = this, drawn = 0;
+    todo.forEach(function (p) { place(p[0], p[1], p[2]); });
     function place(n, x, w) {
       drawn++;
       var y = H - (n.depth + 1) * ROW;

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# t_tools_report_html: OUT/report.html of a run with known phases (tests/targets/t_flame.c: mix
+# burns 75% in burn_big and 25% in burn_small, deep has stacks cut at PERFSCOPE_MAX_FRAMES=16,
+# inl an inlined function), opened in headless Chromium (Debian's chromium, which .ci/run
+# installs): no console message, one flame graph per phase group with its functions at the widths
+# their samples give (within 1 pp of stacks.folded), the cut stacks marked truncated, the inline
+# frame marked inline, the #search= hash finding a function with its share, the memory chart one
+# point per counters.jsonl line, the timeline one bar per phase, a screenshot that is not blank,
+# no http:/https: in the file (tests/report_html.py).
+set -u
+. "$ROOT/tests/lib.sh"
+need_shim
+need_tool perfscope-report
+browser=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$browser" ] || skip "chromium is not installed (apt-get install chromium): report.html not checked in a browser"
+build_target t_flame
+hz=199
+if perf_events_allowed; then hz=997; fi
+mkdir out
+: >out/markers
+env -u PERFSCOPE_OUT LD_PRELOAD="$SHIM" PERFSCOPE_OUT=out PERFSCOPE_HZ=$hz LLMPERFSCOPE_MARKERS=$PWD/out/markers \
+  PERFSCOPE_COUNTER_MS=50 PERFSCOPE_MAX_FRAMES=16 "$TBUILD/t_flame" out/markers >target.log 2>&1 ||
+  fail "t_flame failed: $(cat target.log)"
+"$TOOL" out >report.txt 2>report.err || fail "perfscope-report out: exit $?: $(cat report.err)"
+check "report.html written" test -s out/report.html
+check "no temporary file left" test -z "$(ls out | grep '\.tmp\.')"
+py_check "report.html in chromium" "$ROOT/tests/report_html.py" "$browser" out \
+  '{"frames": [["mix", "burn_small", 0.15], ["mix", "burn_big", 0.6], ["deep", "burn_deep", 0.8], ["inl", "spin_inl", 0.8]],
+    "truncated": "deep", "inline": ["inl", "spin_inl"]}'
+checks_done
