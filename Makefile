@@ -134,6 +134,7 @@ clean:
 #   runjson cases noise profile  run.json (the judgement, diff), cases, noise and null matrix
 #                                files, profile.json as the report reads it
 #   unsampled                    unsampled.jsonl (format/unsampledfile.c)
+#   flame                        flame.json as report.html reads it (report/html/flametree.c)
 # The harnesses link the tools' own sources (FUZZ_SRC, built once with the sanitizers into
 # $(BUILD)/fuzz/libreaders.a); a harness that needs more (shim code) names it in FUZZ_EXTRA_<reader>.
 #
@@ -143,7 +144,7 @@ clean:
 FUZZ_SECONDS ?= 10
 FUZZ_CC      ?= clang
 FUZZ_READERS := samples maps phases perfmap meta counters procs runlog llamabench runjson cases \
-                noise profile unsampled \
+                noise profile unsampled flame \
                 $(and $(wildcard preload/markerline.c),$(wildcard tests/fuzz/fuzz_markerline.c),markerline)
 FUZZ_EXTRA_markerline := preload/markerline.c
 FUZZ_SRC     := $(SYMLIB_SRC) $(filter-out report/main.c,$(REPORT_SRC))

@@ -2,7 +2,7 @@
  * report/html/flametree.h's node schema) as SVG: width = samples, the root at the bottom, click
  * a frame to zoom into it (click the root or "reset" to zoom out), a search box that highlights
  * the frames whose name holds the text and sums their share (a frame inside another match is
- * counted once), a tooltip (SVG title) with the full name, module, file:line, samples and share.
+ * counted once), a tooltip (an SVG title, made on the first hover) with the full name, module, file:line, samples and share.
  * Inline frames are hatched, frames of a cut stack ("[truncated]") are grey with a cross-hatch.
  * Colours: one sequential palette by module (dark blue to yellow, readable in grey and for
  * colour-blind readers); a tree whose nodes carry "d" (a differential graph) is coloured by it
@@ -25,6 +25,18 @@
   }
 
   function pct(x) { return (100 * x).toFixed(2); }
+
+  function esc(s) {
+    return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  }
+
+  function tooltip(n, root) {
+    return n.n + (n.depth === 0 ? ' (all samples of the phase)' : '') +
+      (n.m ? '\nmodule: ' + n.m : '') + (n.f ? '\nsource: ' + n.f : '') +
+      '\nsamples: ' + n.v + ' (' + pct(n.v / root.v) + '% of the phase)' +
+      (typeof n.d === 'number' ? '\nchange: ' + (n.d > 0 ? '+' : '') + n.d : '') +
+      (n.i ? '\ninlined into its caller' : '') + (n.t ? '\nthe stack was cut at max frames: its outer frames are unknown' : '');
+  }
 
   function divColour(d, maxd) {
     var t = maxd > 0 ? Math.max(-1, Math.min(1, d / maxd)) : 0;
@@ -88,6 +100,13 @@
     var self = this;
     input.addEventListener('input', function () { self.search(input.value); });
     reset.addEventListener('click', function () { self.zoom(self.root); });
+    if (root.hidden) {
+      var note = document.createElement('p');
+      note.className = 'ps-note';
+      note.textContent = root.hidden + ' frames of fewer than ' + root.min + ' samples are left out of this page (a gap ' +
+        'in their caller); stacks.folded and profile.pb.gz have them all.';
+      div.appendChild(note);
+    }
     this.legend();
     this.zoom(root);
   }
@@ -132,37 +151,49 @@
     var svg = el('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'class': 'ps-flame-svg',
                           role: 'img', 'aria-label': 'flame graph of ' + this.div.getAttribute('data-title') });
     defs(svg, id);
-    var self = this, drawn = 0;
+    /* one string of markup, parsed once (thousands of frames draw in a few ms); the tooltip
+     * (an SVG title) is made when a frame is first hovered */
+    var self = this, parts = [], drawn = [];
     todo.forEach(function (p) { place(p[0], p[1], p[2]); });
     function place(n, x, w) {
-      drawn++;
-      var y = H - (n.depth + 1) * ROW;
-      var g = el('g', { 'class': 'ps-frame' + (n.i ? ' ps-inline' : '') + (n.t ? ' ps-truncated' : '') }, svg);
+      var k = drawn.length;
+      drawn.push(n);
+      var y = H - (n.depth + 1) * ROW, xs = x.toFixed(2), ws = Math.max(0, w - 0.5).toFixed(2);
       var fill = n.depth === 0 ? '#d5d8dc' : info.diff ? divColour(n.d || 0, info.maxd)
                : n.t ? '#bfbfbf' : (info.colour[n.m] || '#c8d1d9');
-      var r = el('rect', { x: x.toFixed(2), y: y, width: Math.max(0, w - 0.5).toFixed(2), height: ROW - 1,
-                           fill: fill, 'data-name': n.n, 'data-samples': n.v,
-                           'data-width': w.toFixed(2), 'data-share': pct(n.v / root.v) }, g);
-      if (n.i) el('rect', { x: x.toFixed(2), y: y, width: Math.max(0, w - 0.5).toFixed(2), height: ROW - 1,
-                            fill: 'url(#' + id + '-inl)', 'pointer-events': 'none' }, g);
-      if (n.t) el('rect', { x: x.toFixed(2), y: y, width: Math.max(0, w - 0.5).toFixed(2), height: ROW - 1,
-                            fill: 'url(#' + id + '-cut)', 'pointer-events': 'none' }, g);
-      var t = el('title', {}, g);
-      t.textContent = n.n + (n.depth === 0 ? ' (all samples of the phase)' : '') +
-        (n.m ? '\nmodule: ' + n.m : '') + (n.f ? '\nsource: ' + n.f : '') +
-        '\nsamples: ' + n.v + ' (' + pct(n.v / root.v) + '% of the phase)' +
-        (typeof n.d === 'number' ? '\nchange: ' + (n.d > 0 ? '+' : '') + n.d : '') +
-        (n.i ? '\ninlined into its caller' : '') + (n.t ? '\nthe stack was cut at max frames: its outer frames are unknown' : '');
+      parts.push('<g class="ps-frame' + (n.i ? ' ps-inline' : '') + (n.t ? ' ps-truncated' : '') + '" data-idx="' + k + '">' +
+        '<rect x="' + xs + '" y="' + y + '" width="' + ws + '" height="' + (ROW - 1) + '" fill="' + fill +
+        '" data-name="' + esc(n.n) + '" data-samples="' + n.v + '" data-width="' + w.toFixed(2) +
+        '" data-share="' + pct(n.v / root.v) + '"></rect>');
+      if (n.i) parts.push('<rect x="' + xs + '" y="' + y + '" width="' + ws + '" height="' + (ROW - 1) +
+                          '" fill="url(#' + id + '-inl)" pointer-events="none"></rect>');
+      if (n.t) parts.push('<rect x="' + xs + '" y="' + y + '" width="' + ws + '" height="' + (ROW - 1) +
+                          '" fill="url(#' + id + '-cut)" pointer-events="none"></rect>');
       if (w > 28) {
         var chars = Math.floor((w - 6) / 6.5);
         var label = n.n.length > chars ? n.n.slice(0, Math.max(0, chars - 2)) + '..' : n.n;
-        var tx = el('text', { x: (x + 3).toFixed(2), y: y + ROW - 5, 'pointer-events': 'none' }, g);
-        tx.textContent = label;
+        parts.push('<text x="' + (x + 3).toFixed(2) + '" y="' + (y + ROW - 5) + '" pointer-events="none">' + esc(label) + '</text>');
       }
-      g.addEventListener('click', function () { self.zoom(n === self.focus && n.parent ? n.parent : n); });
-      n.rect = r;
+      parts.push('</g>');
     }
-    svg.setAttribute('data-frames', drawn);
+    var holder = el('g', {}, svg);
+    holder.innerHTML = parts.join('');
+    var rects = holder.querySelectorAll('g > rect[data-name]');
+    for (var k = 0; k < rects.length; k++) drawn[k].rect = rects[k];
+    function frameOf(ev) {
+      var g = ev.target.closest ? ev.target.closest('g[data-idx]') : null;
+      return g ? [g, drawn[+g.getAttribute('data-idx')]] : null;
+    }
+    svg.addEventListener('mouseover', function (ev) {
+      var f = frameOf(ev);
+      if (!f || f[0].querySelector('title')) return;
+      el('title', {}, f[0]).textContent = tooltip(f[1], root);
+    });
+    svg.addEventListener('click', function (ev) {
+      var f = frameOf(ev);
+      if (f) self.zoom(f[1] === self.focus && f[1].parent ? f[1].parent : f[1]);
+    });
+    svg.setAttribute('data-frames', drawn.length);
     svg.setAttribute('data-hidden', hidden);
     svg.setAttribute('data-samples', root.v);
     svg.setAttribute('data-focus', focus.n);
@@ -207,4 +238,6 @@
   fromHash();
   window.addEventListener('hashchange', fromHash);
   document.body.setAttribute('data-flames', graphs.length);
+  /* when the last picture was drawn, in ms since the page began loading (bench/html.sh reads it) */
+  document.body.setAttribute('data-ready-ms', Math.round(performance.now()));
 })();

@@ -139,7 +139,32 @@ static const cJSON *find_group(const struct flame_set *f, const char *name)
     return NULL;
 }
 
-cJSON *flame_tree(const struct flame_set *f, const char *name, int *oom)
+static int by_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The smallest total a node needs to be kept so that at most budget nodes are: nodes of more
+ * samples than the returned value are kept (a parent has at least its child's samples, so what is
+ * kept is a tree). 0 keeps all. */
+static double keep_above(const double *v, int n, size_t budget, int *oom)
+{
+    if (budget == 0 || (size_t)n <= budget)
+        return 0;
+    double *sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted) {
+        *oom = 1;
+        return 0;
+    }
+    memcpy(sorted, v, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, by_desc);
+    double t = sorted[budget];
+    free(sorted);
+    return t;
+}
+
+cJSON *flame_tree(const struct flame_set *f, const char *name, size_t budget, int *oom)
 {
     *oom = 0;
     const cJSON *g = f ? find_group(f, name) : NULL;
@@ -177,10 +202,22 @@ cJSON *flame_tree(const struct flame_set *f, const char *name, int *oom)
         else
             total += v[i];
     }
+    double above = keep_above(v, n, budget, oom);
+    if (*oom)
+        goto oom;
+    int hidden = 0;
+    for (int i = 0; i < n; i++)
+        hidden += v[i] <= above && above > 0;
     cJSON_AddStringToObject(root, "n", name);
     cJSON_AddNumberToObject(root, "v", total);
+    if (hidden) {
+        cJSON_AddNumberToObject(root, "hidden", hidden);
+        cJSON_AddNumberToObject(root, "min", above + 1);
+    }
     cJSON *top = cJSON_AddArrayToObject(root, "c");
     for (int i = 0; i < n; i++) {
+        if (above > 0 && v[i] <= above)
+            continue;
         const cJSON *a = fr[frame[i]];
         cJSON *o = obj[i] = cJSON_CreateObject();
         if (!o)

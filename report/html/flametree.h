@@ -3,7 +3,7 @@
  * samples] over one table of frames [name, module, "file:line", inline, truncated]) read and
  * checked (flame_load), and one group's tree built as the page's node schema (flame_tree):
  *   {"n":name,"m":module,"f":"file:line","v":samples (self + children),"i":0/1,"t":0/1,
- *    "c":[children]}, the root {"n":group,"v":the group's samples,"c":[...]}.
+ *    "c":[children]}, the root {"n":group,"v":the group's samples,"c":[...],"hidden","min"}.
  * A differential graph (perfscope diff --html) adds "d" to each node of such a tree.
  * Refused (-1, one line "<path>: <what>"): unreadable, over FLAME_MAX_BYTES, not the schema, a
  * frame or node of the wrong shape, a parent not listed before its child, a frame index out of
@@ -29,7 +29,9 @@ int flame_load(const char *path, struct flame_set **out, char *err, size_t errle
 void flame_free(struct flame_set *f);
 
 /* The tree of group `name` (NULL: it has no samples, or out of memory: *oom says which). The
- * caller deletes it. */
-cJSON *flame_tree(const struct flame_set *f, const char *name, int *oom);
+ * caller deletes it. budget (0: no limit): at most that many nodes, the ones of the most
+ * samples; the root then says how many were left out ("hidden") and the samples a node needed
+ * to be kept ("min"). Their samples stay in their parents' totals (drawn as a gap). */
+cJSON *flame_tree(const struct flame_set *f, const char *name, size_t budget, int *oom);
 
 #endif

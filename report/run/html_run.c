@@ -334,11 +334,18 @@ static void hot_rows(struct sbuf *b, const char *title, const struct hot_row *r,
     sbuf_printf(b, "</table>\n");
 }
 
+/* The page's frames, shared out over the groups by their samples: at most about this many
+ * (each is some 100 bytes of the page), so that a long run's page stays a few MB and opens in a
+ * second; a group gets at least HTML_FRAMES_MIN. */
+#define HTML_FRAMES 30000
+#define HTML_FRAMES_MIN 300
+
 static int group_flame(struct html_page *p, const struct run_model *m, const char *name, const struct hot_group *hg,
-                       double wall_s, const char *caption)
+                       double wall_s, const char *caption, uint64_t samples)
 {
     int oom = 0;
-    cJSON *tree = flame_tree(m->flame, name, &oom);
+    size_t budget = m->samples ? (size_t)((double)HTML_FRAMES * (double)samples / (double)m->samples) : HTML_FRAMES;
+    cJSON *tree = flame_tree(m->flame, name, budget < HTML_FRAMES_MIN ? HTML_FRAMES_MIN : budget, &oom);
     if (oom)
         return -1;
     char note[300] = "";
@@ -371,10 +378,11 @@ static int groups(struct html_page *p, const struct run_model *m)
     sbuf_printf(&p->b, "<p class=\"ps-note\">Width is samples; click a frame to zoom, hover for its details. Hatched: "
                        "inlined into its caller; grey, cross-hatched: a stack cut at the sampler's max frames.</p>\n");
     for (size_t i = 0; i < m->ngr; i++)
-        if (group_flame(p, m, m->gr[i].name, m->gr[i].prof, m->gr[i].b.wall_s, m->gr[i].name) != 0)
+        if (group_flame(p, m, m->gr[i].name, m->gr[i].prof, m->gr[i].b.wall_s, m->gr[i].name, m->gr[i].samples) != 0)
             return -1;
     if (m->none_samples &&
-        group_flame(p, m, PHASES_NONE, hot_profile_group(m->prof, PHASES_NONE), 0, "(none): outside every phase") != 0)
+        group_flame(p, m, PHASES_NONE, hot_profile_group(m->prof, PHASES_NONE), 0, "(none): outside every phase",
+                    m->none_samples) != 0)
         return -1;
     return 0;
 }
