@@ -337,7 +337,7 @@ static void hot_rows(struct sbuf *b, const char *title, const struct hot_row *r,
 /* The page's frames, shared out over the groups by their samples: at most about this many
  * (each is some 100 bytes of the page), so that a long run's page stays a few MB and opens in a
  * second; a group gets at least HTML_FRAMES_MIN. */
-#define HTML_FRAMES 30000
+#define HTML_FRAMES 12000
 #define HTML_FRAMES_MIN 300
 
 static int group_flame(struct html_page *p, const struct run_model *m, const char *name, const struct hot_group *hg,
