@@ -30,7 +30,7 @@ int report_cmd_run(int argc, char **argv)
 }
 
 const struct report_command report_commands[] = {
-    {"report", report_cmd_run, "OUT", "the report of one run folder: prints it, writes OUT/report.md and OUT/run.json"},
+    {"report", report_cmd_run, "OUT", "the report of one run folder: prints it, writes OUT/report.md, OUT/report.html and OUT/run.json"},
     {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...",
      "the A/B judgement of two sets of runs (docs/diff.md)"},
     {"noise", cmd_noise, "noise NULL_MATRIX.json", "the noise floor from an A/A matrix (docs/diff.md)"},

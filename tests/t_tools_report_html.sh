@@ -6,7 +6,7 @@
 # their samples give (within 1 pp of stacks.folded), the cut stacks marked truncated, the inline
 # frame marked inline, the #search= hash finding a function with its share, the memory chart one
 # point per counters.jsonl line, the timeline one bar per phase, a screenshot that is not blank,
-# no http:/https: in the file (tests/report_html.py).
+# no http:/https: in the file (tests/report_html.py); a garbage flame.json is bad input (exit 2).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -27,4 +27,13 @@ check "no temporary file left" test -z "$(ls out | grep '\.tmp\.')"
 py_check "report.html in chromium" "$ROOT/tests/report_html.py" "$browser" out \
   '{"frames": [["mix", "burn_small", 0.15], ["mix", "burn_big", 0.6], ["deep", "burn_deep", 0.8], ["inl", "spin_inl", 0.8]],
     "truncated": "deep", "inline": ["inl", "spin_inl"]}'
+# A flame.json that is there but garbage is bad input: one line naming it, exit 2, no page.
+cp -a out bad   # timestamps kept: profile.json stays fresh, nothing is symbolized again
+rm -f bad/report.html
+printf '{"schema":"perfscope-flame/1","frames":[],"groups":[{"name":"x","samples":1,"nodes":[5,0,1]}]}\n' >bad/flame.json
+"$TOOL" bad >bad.out 2>bad.err
+rc=$?
+check "garbage flame.json: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+check "garbage flame.json: one line naming it: $(cat bad.err)" [ "$(wc -l <bad.err)" -eq 1 ] && grep -q 'flame.json' bad.err
+check "garbage flame.json: no report.html" test ! -e bad/report.html
 checks_done
