@@ -36,4 +36,10 @@ rc=$?
 check "garbage flame.json: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 check "garbage flame.json: one line naming it: $(cat bad.err)" [ "$(wc -l <bad.err)" -eq 1 ] && grep -q 'flame.json' bad.err
 check "garbage flame.json: no report.html" test ! -e bad/report.html
+# Hostile names from a symbol table: escaped in the page, never markup, never the end of a script.
+cp -a out evil
+printf '%s\n' '{"schema":"perfscope-flame/1","frames":[["</script><script>alert(1)</script>","m<&>","f\"'"'"'.c:1",0,0]],"groups":[{"name":"mix","samples":1,"nodes":[-1,0,1]}]}' >evil/flame.json
+"$TOOL" evil >evil.out 2>evil.err
+check "hostile names: perfscope-report evil: exit $?: $(cat evil.err)" [ -s evil/report.html ]
+check "hostile names: no markup made of a name" [ "$(grep -c 'alert(1)</script>' evil/report.html)" -eq 0 ]
 checks_done
