@@ -86,7 +86,30 @@ def folded_share(path, group, func):
     return (hit / total if total else 0.0), total
 
 
+def power(cmd, out, watts):
+    """--power CHROMIUM OUT WATTS: OUT's counters.jsonl has one RAPL zone at a constant power:
+    the page's power chart has one line of one point per counters.jsonl line, each at WATTS."""
+    page = os.path.abspath(os.path.join(out, "report.html"))
+    r = chromium(cmd, out, "--dump-dom", "file://" + page)
+    check(not [l for l in r.stderr.splitlines() if ":CONSOLE" in l], "console messages on the power page")
+    dom = Dom()
+    dom.feed(r.stdout)
+    lines = sum(1 for l in open(os.path.join(out, "counters.jsonl")) if l.strip())
+    pw = [c for c in dom.charts if c["title"].startswith("power")]
+    require(len(pw) == 1, "power charts: %d" % len(pw))
+    pts = [int(x["data-points"]) for x in pw[0]["series"]]
+    print("# power chart: %s points, counters.jsonl %d lines" % (pts, lines))
+    check(pts == [lines], "power chart: %s points, counters.jsonl has %d lines" % (pts, lines))
+    text = open(page, encoding="utf-8").read()
+    data = [json.loads(m) for m in re.findall(r'data-kind="lines" data-title="power[^"]*">.*?<script type="application/json" class="ps-data">(.*?)</script>', text, re.S)]
+    vals = data[0]["series"][0]["v"] if data else []
+    check(vals and all(abs(v - watts) <= 0.02 * watts for v in vals), "power values %s, expected %s W" % (vals[:8], watts))
+    finish()
+
+
 def main():
+    if sys.argv[1] == "--power":
+        return power(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     cmd, out, expect = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     page = os.path.abspath(os.path.join(out, "report.html"))
     text = open(page, encoding="utf-8").read()

@@ -5,7 +5,8 @@
 # installs): no console message, one flame graph per phase group with its functions at the widths
 # their samples give (within 1 pp of stacks.folded), the cut stacks marked truncated, the inline
 # frame marked inline, the #search= hash finding a function with its share, the memory chart one
-# point per counters.jsonl line, the timeline one bar per phase, a screenshot that is not blank,
+# point per counters.jsonl line, the power chart (a constant 20 W zone written into a copy's
+# counters.jsonl) one point per line at 20 W, the timeline one bar per phase, a screenshot that is not blank,
 # no http:/https: in the file (tests/report_html.py); a garbage flame.json is bad input (exit 2).
 set -u
 . "$ROOT/tests/lib.sh"
@@ -36,6 +37,23 @@ rc=$?
 check "garbage flame.json: exit 2 (got $rc)" [ "$rc" -eq 2 ]
 check "garbage flame.json: one line naming it: $(cat bad.err)" [ "$(wc -l <bad.err)" -eq 1 ] && grep -q 'flame.json' bad.err
 check "garbage flame.json: no report.html" test ! -e bad/report.html
+# One RAPL zone at a constant 20 W written into every counters.jsonl line: the power chart has a
+# point per line, each 20 W (energy over each interval, from the report's energy model).
+cp -a out power
+python3 - power/counters.jsonl <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+t0 = lines[0]["t_ns"]
+with open(sys.argv[1], "w") as f:
+    for o in lines:
+        o["rapl"] = [{"zone": "intel-rapl:0", "name": "package-0", "energy_uj": 1000 + 20 * (o["t_ns"] - t0) // 1000,
+                      "max_energy_range_uj": 262143328850}]
+        f.write(json.dumps(o) + "\n")
+EOF
+touch -r out/counters.jsonl power/counters.jsonl
+"$TOOL" power >power.out 2>power.err || bad "perfscope-report power: exit $?: $(cat power.err)"
+py_check "power chart" "$ROOT/tests/report_html.py" --power "$browser" power 20
+
 # Hostile names from a symbol table: escaped in the page, never markup, never the end of a script.
 cp -a out evil
 printf '%s\n' '{"schema":"perfscope-flame/1","frames":[["</script><script>alert(1)</script>","m<&>","f\"'"'"'.c:1",0,0]],"groups":[{"name":"mix","samples":1,"nodes":[-1,0,1]}]}' >evil/flame.json

@@ -224,16 +224,12 @@ static void power_series(cJSON *chart, const struct edomain *d, const struct spa
     const struct cumseries *c = &d->c;
     cJSON *tv, *vv;
     new_series(chart, d->label, &tv, &vv);
-    size_t prev = SIZE_MAX, first = SIZE_MAX, second = SIZE_MAX;
+    size_t prev = SIZE_MAX;
     for (size_t k = 0; k < c->n; k++) {
         if (!c->periodic[k])
             continue;
-        if (first == SIZE_MAX)
-            first = k;
-        else if (second == SIZE_MAX)
-            second = k;
         size_t a = prev, z = k;
-        if (prev == SIZE_MAX) {
+        if (prev == SIZE_MAX) { /* the first reading: the interval to the next one */
             size_t n = k + 1;
             while (n < c->n && !c->periodic[n])
                 n++;
