@@ -128,15 +128,16 @@ static void names(struct trace *t)
 #define RUN_GAP_PERIODS 10 /* a pause longer than this many periods ends a run */
 
 /* The run r of thread th as an "X" slice on the thread's track: from its first sample to one
- * period after its last, cut short where the thread's next run starts (next_ns, 0: none). */
+ * period after its last, cut short where the thread's next run starts (next_ns, 0: none), so
+ * the slices of a track never overlap. */
 static void emit_run(struct trace *t, uint32_t th, const struct run *r, uint64_t next_ns)
 {
     const struct profile *p = t->p;
     const struct symtab *st = &p->st;
     uint64_t period = (uint64_t)(prof_thread_period(p, th) * 1e9 + 0.5);
     uint64_t end = r->last_ns + period;
-    if (next_ns && next_ns < end)
-        end = next_ns > r->first_ns ? next_ns : r->first_ns;
+    if (next_ns && next_ns <= end) /* 1 ns short of it: microseconds in a double never overlap */
+        end = next_ns > r->first_ns + 1 ? next_ns - 1 : r->first_ns;
     cJSON *e = event(symtab_str(st, st->funcs[r->leaf].name), "X", p->img[p->thr[th].image].pid,
                      p->thr[th].tid);
     if (!e) {
