@@ -328,6 +328,8 @@ static int write_all(struct writer *w, uint64_t *base)
     for (size_t k = 0; k < st->nmods && !w->top.oom; k++) {
         size_t m = k == 0 ? exe : k <= exe ? k - 1 : k;
         const struct sym_module *mod = &st->mods[m];
+        if (mod->shim)
+            continue; /* no location is the shim's: its frames are left out */
         uint64_t size = mod->max_off ? mod->max_off : 1;
         base[m] = next;
         next = add_sat(add_sat(next, size), (1ull << 24)) & ~((1ull << 24) - 1);

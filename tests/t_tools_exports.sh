@@ -191,6 +191,39 @@ if go:
     file_line = next((l for l in top.splitlines() if l.startswith("File:")), "")
     check(file_line == "File: sh", "go tool pprof, executable without samples: %r, expected File: sh" % file_line)
 
+# ---------------------------------------------------------------- shim frames in raw stacks
+# A hand-made folder whose stacks do hold the shim's code (its library mapped as the shim maps
+# it): the symbolizer leaves those frames out, and a stack of nothing else is [perfscope].
+def maps_lines(path, base):
+    out = []
+    for off, vaddr, filesz, memsz, flags in samples.load_segments(path):
+        a, b = base + (vaddr & ~0xfff), base + ((vaddr + memsz + 0xfff) & ~0xfff)
+        perms = ("r" if flags & 4 else "-") + ("w" if flags & 2 else "-") + ("x" if flags & 1 else "-") + "p"
+        out.append("%x-%x %s %08x fe:00 %d %s" % (a, b, perms, off & ~0xfff, os.stat(path).st_ino, path))
+    return out
+
+
+shim = os.environ["SHIM"]
+BE, BS = 0x555555554000, 0x7f1000000000
+ssyms = samples.symbols(shim)
+in_shim = BS + ssyms["__libc_start_main"][0] + 4
+os.mkdir("syn")
+with open("syn/cpuprof.4242.maps", "w") as f:
+    f.write("\n".join(maps_lines(exe, BE) + maps_lines(shim, BS)) + "\n")
+samples.write_samples("syn/cpuprof.4242.bin", [
+    (1000000, 4242, "syn", [BE + syms["burn_inner"][0] + 4, in_shim + 1, BE + syms["main"][0] + 8]),
+    (2000000, 4242, "syn", [in_shim]),
+], max_frames=8)
+symbolize("syn")
+got = dict(folded_lines("syn"))
+check(got == {"(none);main;burn_inner": 1, "(none);[perfscope]": 1},
+      "shim frames not left out: stacks.folded %s" % got)
+for name in ("stacks.folded", "trace.json", "profile.json"):
+    text = open(os.path.join("syn", name)).read()
+    check("libperfscope" not in text and "__libc_start_main" not in text, "syn/%s names the shim" % name)
+pb = gzip.open("syn/profile.pb.gz").read()
+check(b"libperfscope" not in pb and b"__libc_start_main" not in pb, "syn/profile.pb.gz names the shim")
+
 # ---------------------------------------------------------------- t_deep at 16 frames
 res = run([target("t_deep"), "deep.json"], shim_env("deep", HZ=hz, MAX_FRAMES=16), what="t_deep")
 expect_ok(res, "t_deep")
