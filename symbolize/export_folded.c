@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 4096 /* physical frames are at most 256; a call tree path cannot be deeper */
+#define MAX_DEPTH 16384 /* 256 physical frames of up to 32 inline levels, the [truncated] root */
 
 struct fold {
     uint32_t group, node;
