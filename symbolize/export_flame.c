@@ -4,8 +4,8 @@
  * one table of frames [name, module, "file:line", inline 0/1, truncated 0/1]. Frames are
  * functions, outermost first; a location's inline chain gives one frame per inlined function
  * (inline 1) inside the function it was inlined into (inline 0). A stack cut at its file's
- * max_frames gets a "[truncated]" frame at its root (truncated 1): its outer frames are not
- * known. The self samples add up to profile.json's samples per group. Flat, so a reader never
+ * max_frames has the "[truncated]" frame at its root (collect.c's stack rules, profile.h), the
+ * one frame marked truncated 1: its outer frames are not known. The self samples add up to profile.json's samples per group. Flat, so a reader never
  * has to nest as deep as a stack. It must never write other than through outfile.c. */
 #include "tables.h"
 #include "runfolder.h"
@@ -16,8 +16,6 @@
 #include <string.h>
 
 #define FLAME_MAX_DEPTH 4096 /* physical frames are at most 256; inline chains add a few */
-#define FLAME_TRUNCATED_NAME "[truncated]"
-#define FRAME_TRUNCATED UINT32_MAX
 
 struct fnode {
     uint32_t parent, frame;
@@ -26,22 +24,11 @@ struct fnode {
 
 struct flame {
     struct hmap frame_idx;   /* (func, inline) -> frame id */
-    uint32_t *frame_func;    /* frame id -> func | FRAME_TRUNCATED */
+    uint32_t *frame_func;    /* frame id -> func */
     unsigned char *frame_inl;
     size_t nframes, capframes;
     int oom;
 };
-
-/* The one rule of a cut stack: its path is as deep as its sample file's max_frames (the
- * unwinder stopped there), or the collection already put a "[truncated]" frame at its root. */
-static int stack_truncated(const struct profile *p, uint32_t thread, size_t depth, uint32_t root_func)
-{
-    const struct symtab *st = &p->st;
-    if (root_func != FRAME_TRUNCATED && strcmp(symtab_str(st, st->funcs[root_func].name), FLAME_TRUNCATED_NAME) == 0)
-        return 0; /* already marked: that frame is the mark */
-    uint64_t max = p->img[p->thr[thread].image].hdr.max_frames;
-    return max > 0 && depth >= max;
-}
 
 static uint32_t frame_id(struct flame *fl, uint32_t func, int inl)
 {
@@ -141,17 +128,10 @@ static void group_tree(const struct profile *p, struct flame *fl, uint32_t g, st
         const uint64_t *k = hmap_key(&p->counts, i);
         if ((uint32_t)(k[0] & 0xffffffffu) != g)
             continue;
-        uint32_t thread = (uint32_t)(k[0] >> 32);
         size_t depth = 0;
         for (uint32_t nd = (uint32_t)k[1]; nd != 0 && depth < FLAME_MAX_DEPTH; nd = p->nodes[nd].parent)
             path[depth++] = p->nodes[nd].loc;
         uint32_t cur = 0;
-        if (depth) {
-            const struct sym_loc *root = &st->locs[path[depth - 1]];
-            uint32_t root_func = st->lines[root->first + root->nlines - 1].func;
-            if (stack_truncated(p, thread, depth, root_func))
-                cur = gchild(gn, fl, cur, frame_id(fl, FRAME_TRUNCATED, 0));
-        }
         while (depth-- > 0 && !fl->oom) {
             const struct sym_loc *l = &st->locs[path[depth]];
             for (uint32_t j = l->nlines; j-- > 0;)
@@ -169,10 +149,6 @@ static void write_frames(const struct profile *p, const struct flame *fl, FILE *
     for (size_t i = 0; i < fl->nframes; i++) {
         fputs(i ? ",\n[" : "\n[", f);
         uint32_t fn = fl->frame_func[i];
-        if (fn == FRAME_TRUNCATED) {
-            fputs("\"" FLAME_TRUNCATED_NAME "\",\"\",\"\",0,1]", f);
-            continue;
-        }
         const struct sym_function *sf = &st->funcs[fn];
         const char *name = symtab_str(st, sf->name);
         json_str(f, name);
@@ -185,7 +161,7 @@ static void write_frames(const struct profile *p, const struct flame *fl, FILE *
         else if (sf->file)
             snprintf(src, sizeof src, "%s", symtab_str(st, sf->file));
         json_str(f, src);
-        fprintf(f, ",%d,%d]", fl->frame_inl[i], strcmp(name, FLAME_TRUNCATED_NAME) == 0);
+        fprintf(f, ",%d,%d]", fl->frame_inl[i], strcmp(name, PROF_TRUNCATED) == 0);
     }
     fputs("]", f);
 }
