@@ -34,7 +34,9 @@ static void on_signal(int sig)
 static int usage(void)
 {
     report_fail("usage: perfscope-report matrix CASES.json --a NAME=DIR --b NAME=DIR [--order ABBA] "
-                "[--timeout S] [--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR]");
+                "[--timeout S] [--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR] "
+                "[--a-env K=V]... [--b-env K=V]... [--a-args \"...\"] [--b-args \"...\"] "
+                "[--profile N]");
     return REPORT_BAD_INPUT;
 }
 
@@ -57,10 +59,59 @@ static int side_arg(const char *arg, const char **name, const char **dir)
     return 0;
 }
 
+/* --a-args/--b-args "...": split on blanks (spaces, tabs, newlines), no quoting: a word that
+ * holds a blank belongs in the cases file's args. Appended in the order given. */
+static int side_words(struct matrix_opts *o, int s, const char *opt, const char *v)
+{
+    const char *p = v;
+    for (;;) {
+        p += strspn(p, " \t\n");
+        if (!*p)
+            return 0;
+        size_t n = strcspn(p, " \t\n");
+        if (o->nside_args[s] == MATRIX_MAX_SIDE_ENV) {
+            report_fail("%s: more than %d words in all", opt, MATRIX_MAX_SIDE_ENV);
+            return -1;
+        }
+        if (!(o->side_args[s][o->nside_args[s]++] = strndup(p, n))) {
+            report_fail("out of memory");
+            return -1;
+        }
+        p += n;
+    }
+}
+
+/* Without --order: the unit, repeated until each side has MATRIX_MIN_RUNS runs. */
+static void default_order(struct matrix_opts *o)
+{
+    size_t unit = strlen(MATRIX_ORDER_UNIT), n = 0, per[2] = {0, 0};
+    while ((per[0] < MATRIX_MIN_RUNS || per[1] < MATRIX_MIN_RUNS) && n + unit <= MATRIX_MAX_ORDER) {
+        memcpy(o->order_buf + n, MATRIX_ORDER_UNIT, unit);
+        for (size_t i = 0; i < unit; i++)
+            per[MATRIX_ORDER_UNIT[i] == 'B']++;
+        n += unit;
+    }
+    o->order_buf[n] = '\0';
+    o->order = o->order_buf;
+}
+
+static void opts_free(struct matrix_opts *o)
+{
+    for (int s = 0; s < 2; s++) {
+        for (size_t i = 0; i < o->nside_env[s]; i++) {
+            free(o->side_env[s][i].key);
+            free(o->side_env[s][i].value);
+        }
+        for (size_t i = 0; i < o->nside_args[s]; i++)
+            free(o->side_args[s][i]);
+        o->nside_env[s] = o->nside_args[s] = 0;
+    }
+}
+
 static int parse(int argc, char **argv, struct matrix_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->order = "ABBA";
+    default_order(o);
     o->timeout_s = MATRIX_DEFAULT_TIMEOUT_S;
     o->precheck = PRECHECK_WAIT;
     o->out = "perfscope-matrix";
@@ -85,6 +136,33 @@ static int parse(int argc, char **argv, struct matrix_opts *o)
                 return -2;
             }
             o->order = v;
+            o->order_given = 1;
+        } else if (strcmp(a, "--a-env") == 0 || strcmp(a, "--b-env") == 0) {
+            int s = a[2] == 'b';
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || o->nside_env[s] == MATRIX_MAX_SIDE_ENV) {
+                report_fail("%s %s: want KEY=VALUE (at most %d)", a, v, MATRIX_MAX_SIDE_ENV);
+                return -2;
+            }
+            struct kv *kv = &o->side_env[s][o->nside_env[s]++];
+            kv->key = strndup(v, (size_t)(eq - v));
+            kv->value = strdup(eq + 1);
+            if (!kv->key || !kv->value) {
+                report_fail("out of memory");
+                return -2;
+            }
+        } else if (strcmp(a, "--a-args") == 0 || strcmp(a, "--b-args") == 0) {
+            if (side_words(o, a[2] == 'b', a, v) != 0)
+                return -2;
+        } else if (strcmp(a, "--profile") == 0) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v || *end || n < 0 || n > MATRIX_MAX_PROFILE) {
+                report_fail("--profile %s: want a number of sampled runs a side, 0 to %d", v,
+                            MATRIX_MAX_PROFILE);
+                return -2;
+            }
+            o->profile = (int)n;
         } else if (strcmp(a, "--timeout") == 0) {
             char *end;
             o->timeout_s = strtod(v, &end);
@@ -260,7 +338,7 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
         printf("%s: arm %zu/%zu (%s)\n", c->label, i + 1, n, o->name[side]);
         fflush(stdout);
         cJSON *run = NULL, *record = NULL;
-        int r = matrix_arm(o, c, case_dir, (int)i, side, &stop_flag, &run, &record);
+        int r = matrix_arm(o, c, case_dir, (int)i, side, 0, &stop_flag, &run, &record);
         if (r < 0) {
             rc = -1;
             break;
@@ -311,14 +389,45 @@ static int missing_model(const char *model)
     return model && stat(model, &st) != 0;
 }
 
+/* {"K": "V", ...} of one side's --a-env/--b-env, and [...] of its --a-args/--b-args. */
+static int add_side_settings(cJSON *table, const struct matrix_opts *o)
+{
+    static const char *const env_key[2] = {"a_env", "b_env"}, *const args_key[2] = {"a_args", "b_args"};
+    for (int s = 0; s < 2; s++) {
+        cJSON *env = cJSON_AddObjectToObject(table, env_key[s]);
+        if (!env)
+            return -1;
+        for (size_t i = 0; i < o->nside_env[s]; i++) {
+            cJSON_DeleteItemFromObjectCaseSensitive(env, o->side_env[s][i].key); /* the last wins */
+            if (!cJSON_AddStringToObject(env, o->side_env[s][i].key, o->side_env[s][i].value))
+                return -1;
+        }
+        cJSON *args = o->nside_args[s]
+                          ? cJSON_CreateStringArray((const char *const *)o->side_args[s],
+                                                    (int)o->nside_args[s])
+                          : cJSON_CreateArray();
+        if (!args || !cJSON_AddItemToObject(table, args_key[s], args)) {
+            cJSON_Delete(args);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int matrix_main(struct matrix_opts *o);
+
 int cmd_matrix(int argc, char **argv)
 {
     struct matrix_opts o;
     int p = parse(argc, argv, &o);
-    if (p == -1)
-        return usage();
-    if (p != 0)
-        return REPORT_BAD_INPUT;
+    int rc = p == -1 ? usage() : p != 0 ? REPORT_BAD_INPUT : matrix_main(&o);
+    opts_free(&o);
+    return rc;
+}
+
+static int matrix_main(struct matrix_opts *op)
+{
+    struct matrix_opts o = *op;
     struct cases cases;
     regex_t only;
     int have_only = 0, rc = 0;
@@ -335,7 +444,7 @@ int cmd_matrix(int argc, char **argv)
     table = cJSON_CreateObject();
     if (!table || !cJSON_AddStringToObject(table, "a", o.name[0]) ||
         !cJSON_AddStringToObject(table, "b", o.name[1]) ||
-        !cJSON_AddStringToObject(table, "order", o.order) ||
+        !cJSON_AddStringToObject(table, "order", o.order) || add_side_settings(table, &o) != 0 ||
         !(list = cJSON_AddArrayToObject(table, "cases"))) {
         report_fail("out of memory");
         rc = REPORT_BAD_INPUT;
