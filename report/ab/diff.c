@@ -6,6 +6,7 @@
  * must never print before every input has been read and accepted, and never write into a run
  * folder itself (only run_summarize does, in a raw one). */
 #include "diff.h"
+#include "fdiff.h"
 #include "runfolder.h"
 #include "jsondoc.h"
 #include "jsonl.h"
@@ -305,6 +306,9 @@ static int usage(void)
 
 int cmd_diff(int argc, char **argv)
 {
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--profiles") == 0)
+            return cmd_fdiff(argc, argv); /* which functions changed: fdiff.h */
     struct diff_opts o = {0};
     int sep = -1, nargs[2] = {0, 0};
     for (int i = 0; i < argc; i++) {
