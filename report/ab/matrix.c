@@ -12,6 +12,8 @@
 #include "noise.h"
 #include "pyfmt.h"
 #include "report.h"
+#include "warn.h"
+#include "fdiff.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -318,6 +320,95 @@ static void say_result(const struct diff_result *d)
     fflush(stdout);
 }
 
+/* The case's warnings: into its entry ("warnings") and on stderr, as they come. */
+static int add_warnings(cJSON *entry, const char *label, const struct warnings *w)
+{
+    cJSON *arr = cJSON_AddArrayToObject(entry, "warnings");
+    if (!arr)
+        return -1;
+    for (size_t i = 0; i < w->n; i++) {
+        report_fail("matrix: %s: warning: %s", label, w->line[i]);
+        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(w->line[i])))
+            return -1;
+    }
+    return 0;
+}
+
+/* The profiled arms of a case (--profile N: A and B alternating, N each), never judged, then
+ * which functions changed: <case>/functions.md and functions.json. Their records go into
+ * *records; the headline lines of functions.md to stdout. 0, -1 when interrupted, -2 on an
+ * error. */
+static int profile_case(const struct matrix_opts *o, const struct mcase *c, const char *case_dir,
+                        cJSON *records, struct warnings *w)
+{
+    struct fd_set fs;
+    memset(&fs, 0, sizeof fs);
+    fs.floor_pp = FDIFF_FLOOR_PP;
+    char err[REPORT_ERR_MAX];
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < 2 * o->profile; i++) {
+        int side = i & 1;
+        printf("%s: profiled arm %d/%d (%s)\n", c->label, i + 1, 2 * o->profile, o->name[side]);
+        fflush(stdout);
+        cJSON *run = NULL, *record = NULL;
+        int r = matrix_arm(o, c, case_dir, i, side, 1, &stop_flag, &run, &record);
+        if (r < 0) {
+            rc = -1;
+            break;
+        }
+        cJSON_AddItemToArray(records, record);
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(run, "status");
+        const cJSON *dir = cJSON_GetObjectItemCaseSensitive(record, "dir");
+        if (r == 0 && cJSON_IsString(st) && strcmp(st->valuestring, "ok") == 0 && cJSON_IsString(dir) &&
+            fd_add_run(&fs, side, dir->valuestring, err, sizeof err) != 0)
+            warn_add(w, "profiled arm %d left out of the function-level diff: %s", i, err);
+        cJSON_Delete(run);
+    }
+    struct fd_result fr;
+    memset(&fr, 0, sizeof fr);
+    if (rc == 0 && (!fs.n[0] || !fs.n[1])) {
+        warn_add(w, "no function-level diff: no usable profiled run on side %s",
+                 !fs.n[0] ? "A" : "B");
+    } else if (rc == 0 && fd_compute(&fs, &fr, err, sizeof err) != 0) {
+        report_fail("%s", err);
+        rc = -2;
+    } else if (rc == 0) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        cJSON *json = fd_json(&fs, &fr);
+        char path[PATH_MAX];
+        if (mem) {
+            fd_render(mem, &fs, &fr);
+            fclose(mem);
+        }
+        snprintf(path, sizeof path, "%s/functions.md", case_dir);
+        if (!text || !json || outfile_write_all(path, text, len, err, sizeof err) != 0 ||
+            (snprintf(path, sizeof path, "%s/functions.json", case_dir),
+             outfile_write_json(path, json, err, sizeof err) != 0)) {
+            report_fail("%s", text && json ? err : "out of memory");
+            rc = -2;
+        } else {
+            /* the headlines: "decode +8.1%: f +6.2 pp of it (p 0.008)", after a blank line */
+            int blank = 0;
+            for (char *line = text, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                    *next++ = '\0';
+                if (blank && line[0] != '|' && strstr(line, "%: "))
+                    printf("  %s\n", line);
+                blank = !line[0];
+            }
+            printf("  functions: %s/functions.md\n", case_dir);
+        }
+        free(text);
+        cJSON_Delete(json);
+    }
+    fd_result_free(&fr);
+    fd_set_free(&fs);
+    return rc;
+}
+
 /* Runs one case; its matrix.json entry into *entry. 0, -1 when interrupted, -2 on an error
  * (said on stderr). */
 static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJSON *noise,
@@ -328,9 +419,12 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
     snprintf(case_dir, sizeof case_dir, "%s/%s", o->out_abs, t);
     size_t n = strlen(o->order);
     cJSON *runs[2][MATRIX_MAX_ORDER];
+    char *dirs[2][MATRIX_MAX_ORDER];
     size_t nr[2] = {0, 0};
-    cJSON *arms = cJSON_CreateArray();
-    int rc = arms && make_dirs(case_dir) == 0 ? 0 : -2;
+    static struct warnings w;
+    memset(&w, 0, sizeof w);
+    cJSON *arms = cJSON_CreateArray(), *profiles = cJSON_CreateArray();
+    int rc = arms && profiles && make_dirs(case_dir) == 0 ? 0 : -2;
     if (rc != 0)
         report_fail("%s: cannot make the case folder: %s", case_dir, strerror(errno));
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -351,24 +445,54 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(run, "status");
         if (!cJSON_IsString(st) || strcmp(st->valuestring, "ok") != 0)
             printf("  arm ended with status %s\n", cJSON_IsString(st) ? st->valuestring : "failed");
+        const cJSON *dir = cJSON_GetObjectItemCaseSensitive(record, "dir");
+        dirs[side][nr[side]] = cJSON_IsString(dir) ? dir->valuestring : "(no folder)";
         runs[side][nr[side]++] = run;
     }
+    if (rc == 0 && o->profile > 0)
+        rc = profile_case(o, c, case_dir, profiles, &w);
     if (rc == 0) {
         double floors[JUDGE_NMETRICS] = {0};
         struct diff_result d;
-        if (noise)
+        if (noise) {
             noise_for_case(noise, c->label, floors, err, sizeof err); /* checked in setup */
+            if (!cJSON_GetObjectItemCaseSensitive(noise, c->label))
+                warn_add(&w, "--noise %s has no floors for this case: judged with the fixed "
+                             "floors only", o->noise_path);
+            else
+                warn_noise_metrics(&w, o->noise_path, c->label,
+                                   cJSON_GetObjectItemCaseSensitive(noise, c->label));
+        }
         if (judge_diff((const cJSON *const *)runs[0], nr[0], (const cJSON *const *)runs[1], nr[1],
                        floors, &d) != 0) {
             report_fail("out of memory");
             rc = -2;
         } else {
+            struct warnings front;
+            memset(&front, 0, sizeof front);
+            warn_few_runs(&front, &d);
+            warn_no_verdict(&front, &d, (const cJSON *const *)runs[0], nr[0],
+                            (const cJSON *const *)runs[1], nr[1]);
+            warn_no_throughput(&front, (const cJSON *const *)runs[0], nr[0], "A",
+                               (const char *const *)dirs[0]);
+            warn_no_throughput(&front, (const cJSON *const *)runs[1], nr[1], "B",
+                               (const char *const *)dirs[1]);
+            for (size_t i = 0; i < w.n; i++)
+                warn_add(&front, "%s", w.line[i]);
             *entry = diff_to_json(&d);
             if (*entry) {
                 cJSON_AddStringToObject(*entry, "label", c->label);
                 cJSON_AddItemToObject(*entry, "arms", arms);
                 arms = NULL;
+                if (o->profile > 0) {
+                    cJSON_AddItemToObject(*entry, "profiled_arms", profiles);
+                    profiles = NULL;
+                }
                 say_result(&d);
+                if (add_warnings(*entry, c->label, &front) != 0) {
+                    report_fail("out of memory");
+                    rc = -2;
+                }
             } else {
                 report_fail("out of memory");
                 rc = -2;
@@ -380,6 +504,7 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
         for (size_t i = 0; i < nr[s]; i++)
             cJSON_Delete(runs[s][i]);
     cJSON_Delete(arms);
+    cJSON_Delete(profiles);
     return rc;
 }
 
@@ -410,6 +535,33 @@ static int add_side_settings(cJSON *table, const struct matrix_opts *o)
             cJSON_Delete(args);
             return -1;
         }
+    }
+    return 0;
+}
+
+/* The matrix's own warnings (matrix.json "warnings", on stderr): --noise labels that match no
+ * case of the cases file. */
+static int add_file_warnings(cJSON *table, const struct matrix_opts *o, const cJSON *noise,
+                             const struct cases *cases)
+{
+    static struct warnings w;
+    memset(&w, 0, sizeof w);
+    if (noise) {
+        const char **labels = malloc((cases->n ? cases->n : 1) * sizeof *labels);
+        if (!labels)
+            return -1;
+        for (size_t i = 0; i < cases->n; i++)
+            labels[i] = cases->v[i].label;
+        warn_noise_labels(&w, o->noise_path, noise, labels, cases->n);
+        free(labels);
+    }
+    cJSON *arr = cJSON_AddArrayToObject(table, "warnings");
+    if (!arr)
+        return -1;
+    for (size_t i = 0; i < w.n; i++) {
+        report_fail("matrix: warning: %s", w.line[i]);
+        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(w.line[i])))
+            return -1;
     }
     return 0;
 }
@@ -445,6 +597,7 @@ static int matrix_main(struct matrix_opts *op)
     if (!table || !cJSON_AddStringToObject(table, "a", o.name[0]) ||
         !cJSON_AddStringToObject(table, "b", o.name[1]) ||
         !cJSON_AddStringToObject(table, "order", o.order) || add_side_settings(table, &o) != 0 ||
+        add_file_warnings(table, &o, noise, &cases) != 0 ||
         !(list = cJSON_AddArrayToObject(table, "cases"))) {
         report_fail("out of memory");
         rc = REPORT_BAD_INPUT;
