@@ -268,14 +268,14 @@ static int setup(struct matrix_opts *o, regex_t *only, int *have_only, cJSON **n
                 return -1;
             }
     }
-    const char *shim = getenv("PERFSCOPE_SHIM");
-    if (shim && *shim)
-        snprintf(o->shim, sizeof o->shim, "%s", shim);
-    else if (path_beside_self("libperfscope.so", o->shim, sizeof o->shim) != 0)
-        o->shim[0] = '\0';
-    if (!o->shim[0] || access(o->shim, R_OK) != 0) {
-        report_fail("%s: the shim is not there (make, or set PERFSCOPE_SHIM)",
-                    o->shim[0] ? o->shim : "libperfscope.so");
+    int found = shim_path(o->shim, sizeof o->shim);
+    if (found != 0) {
+        if (found == -1)
+            report_fail("PERFSCOPE_SHIM=%.200s is not an absolute path to a readable file",
+                        getenv("PERFSCOPE_SHIM"));
+        else
+            report_fail("%s: the shim is not there, beside this program nor in ../lib/perfscope/ "
+                        "(make, or set PERFSCOPE_SHIM)", SHIM_FILE_NAME);
         return -1;
     }
     if (make_dirs(o->out) != 0 || !realpath(o->out, o->out_abs)) {
