@@ -343,9 +343,7 @@ static void rows(struct sbuf *b, const char *title, const struct hot_row *r, siz
     sbuf_printf(b, "\n| %s | share | CPU s | threads | busiest thread s | %% of wall | | source |\n"
                    "|---|---:|---:|---:|---:|---:|---|---|\n", title);
     for (size_t i = 0; i < n; i++) {
-        double pct = r[i].pct_wall;
-        if (pct < 0 && r[i].busiest_s >= 0 && wall_s > 0)
-            pct = 100 * r[i].busiest_s / wall_s;
+        double pct = run_row_pct_wall(&r[i], wall_s);
         sbuf_printf(b, "| ");
         sbuf_clean(b, r[i].name, 1);
         sbuf_printf(b, " | %.1f%% |", 100 * r[i].share);
@@ -359,7 +357,7 @@ static void rows(struct sbuf *b, const char *title, const struct hot_row *r, siz
             sbuf_printf(b, " %.1f |", pct);
         else
             sbuf_printf(b, " - |");
-        sbuf_printf(b, " %s | ", pct >= 100 * SERIAL_SHARE ? "serial" : "");
+        sbuf_printf(b, " %s | ", run_row_serial(&r[i], wall_s) == 1 ? "serial" : "");
         sbuf_clean(b, r[i].source, 1);
         sbuf_printf(b, " |\n");
     }
@@ -374,8 +372,9 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
     }
     if (!m->prof)
         return;
-    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it.\n",
-                100 * SERIAL_SHARE);
+    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it and holds %.0f%% or "
+                   "more of its CPU time in the group.\n",
+                100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
     int shown = 0;
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];
@@ -387,9 +386,10 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
         if (p->have_busiest && g->busiest_share >= 0) {
             sbuf_printf(b, "\nBusiest thread: %lld (", p->busiest_tid);
             sbuf_clean(b, p->busiest_name, 0);
-            sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall%s\n", p->busiest_cpu_s,
-                        100 * g->busiest_share,
-                        g->busiest_share >= SERIAL_SHARE ? ": the group is serial on it" : "");
+            sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall", p->busiest_cpu_s, 100 * g->busiest_share);
+            if (g->busiest_cpu_share >= 0)
+                sbuf_printf(b, ", %.0f%% of the group's CPU", 100 * g->busiest_cpu_share);
+            sbuf_printf(b, "%s\n", g->serial == 1 ? ": the group is serial on it" : "");
         }
         rows(b, "self", p->self, p->nself, g->b.wall_s);
         rows(b, "inclusive", p->incl, p->nincl, g->b.wall_s);
