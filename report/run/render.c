@@ -99,6 +99,9 @@ static void header(struct sbuf *b, const struct run_model *m)
         double share = m->samples + m->dropped ? 100.0 * (double)m->dropped /
                                                       (double)(m->samples + m->dropped)
                                                 : 0;
+        const char *counts = runmeta_cpu_counts(&m->s.meta);
+        if (counts)
+            sbuf_printf(b, "CPU s count %s time, ", strcmp(counts, "user") == 0 ? "user" : "user and system");
         sbuf_printf(b, "%llu samples, %llu dropped (%.1f%%)%s\n", (unsigned long long)m->samples,
                     (unsigned long long)m->dropped, share,
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
@@ -140,6 +143,14 @@ static void cell_fix(struct sbuf *b, int have, double v, int decimals)
         sbuf_printf(b, " - |");
 }
 
+/* "CPU s (user)" with the perf clock, "CPU s (user+sys)" with the tick timer: which time the
+ * samples stand for (runmeta_cpu_counts). */
+static const char *cpu_header(const struct run_model *m)
+{
+    const char *c = runmeta_cpu_counts(&m->s.meta);
+    return !c ? "CPU s" : strcmp(c, "user") == 0 ? "CPU s (user)" : "CPU s (user+sys)";
+}
+
 static void phases_table(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Phases\n\n");
@@ -151,8 +162,9 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
                         (unsigned long long)m->none_samples, m->none_cpu_s);
         return;
     }
-    sbuf_printf(b, "| group | times | wall s | CPU s | cores | tokens | tokens/s | energy J | "
-                   "J/token | GPU peak MiB | host anon peak MiB |\n"
+    sbuf_printf(b, "| group | times | wall s | %s | cores | tokens | tokens/s | energy J | "
+                   "J/token | GPU peak MiB | host anon peak MiB |\n", cpu_header(m));
+    sbuf_printf(b, 
                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     size_t open = 0;
     for (size_t i = 0; i < m->ngr; i++) {
@@ -335,13 +347,13 @@ static void memory_section(struct sbuf *b, const struct run_model *m)
     }
 }
 
-static void rows(struct sbuf *b, const char *title, const struct hot_row *r, size_t n,
-                 double wall_s)
+static void rows(struct sbuf *b, const struct run_model *m, const char *title, const struct hot_row *r,
+                 size_t n, double wall_s)
 {
     if (!n)
         return;
-    sbuf_printf(b, "\n| %s | share | CPU s | threads | busiest thread s | %% of wall | | source |\n"
-                   "|---|---:|---:|---:|---:|---:|---|---|\n", title);
+    sbuf_printf(b, "\n| %s | share | %s | threads | busiest thread s | %% of wall | | source |\n"
+                   "|---|---:|---:|---:|---:|---:|---|---|\n", title, cpu_header(m));
     for (size_t i = 0; i < n; i++) {
         double pct = run_row_pct_wall(&r[i], wall_s);
         sbuf_printf(b, "| ");
@@ -391,14 +403,14 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
                 sbuf_printf(b, ", %.0f%% of the group's CPU", 100 * g->busiest_cpu_share);
             sbuf_printf(b, "%s\n", g->serial == 1 ? ": the group is serial on it" : "");
         }
-        rows(b, "self", p->self, p->nself, g->b.wall_s);
-        rows(b, "inclusive", p->incl, p->nincl, g->b.wall_s);
+        rows(b, m, "self", p->self, p->nself, g->b.wall_s);
+        rows(b, m, "inclusive", p->incl, p->nincl, g->b.wall_s);
     }
     const struct hot_group *none = hot_profile_group(m->prof, PHASES_NONE);
     if (none && none->nself) {
         shown++;
         sbuf_printf(b, "\n### (none): outside every phase\n");
-        rows(b, "self", none->self, none->nself, 0);
+        rows(b, m, "self", none->self, none->nself, 0);
     }
     if (!shown)
         sbuf_printf(b, "profile.json has no rows for these groups.\n");

@@ -313,6 +313,9 @@ cJSON *run_json(const struct run_model *m)
             cJSON_AddNumberToObject(s, "hz", m->hz);
         cJSON_AddNumberToObject(s, "samples", (double)m->samples);
         cJSON_AddNumberToObject(s, "dropped", (double)m->dropped);
+        const char *counts = runmeta_cpu_counts(&m->s.meta);
+        if (counts)
+            cJSON_AddStringToObject(s, "cpu_counts", counts);
     }
     unsampled_json(root, m);
     throughput_json(root, m);
