@@ -215,13 +215,17 @@ struct exit_figures {
 
 /* The CPU time the clock in use samples: the perf clock counts user time only where the
  * kernel refuses more; the tick timer both. Async-signal-safe (getrusage is a system call). */
+static double image_user_s0, image_sys_s0; /* meta_image_start's: the CPU before this image */
+
 static double sampled_cpu_s(void)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
-    double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-    double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 - image_user_s0;
+    double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 - image_sys_s0;
+    user = user > 0 ? user : 0;
+    sys = sys > 0 ? sys : 0;
     return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
 }
 
@@ -538,7 +542,35 @@ void meta_keep_for_filter(void)
  * held is free again. */
 void meta_after_fork(void)
 {
+    /* A fork child's CPU time starts at zero, and its shim threads are new. */
+    image_user_s0 = image_sys_s0 = 0;
+    for (int i = 0; i < META_OWN_THREADS; i++) {
+        atomic_store(&own_user_ns[i], 0);
+        atomic_store(&own_sys_ns[i], 0);
+    }
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     doc_lock = fresh;
     atomic_store(&file_lock, 0);
+}
+
+/* ---- every image's figures (procs.jsonl) ---- */
+
+void meta_image_start(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return;
+    image_user_s0 = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+    image_sys_s0 = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+void meta_image_figures(struct meta_image_figures *out)
+{
+    struct exit_figures f;
+    exit_figures(&f);
+    out->samples = f.taken;
+    out->distinct_samples = f.signals;
+    out->sampled_cpu_s = f.cpu_s;
+    out->shim_threads_cpu_s = f.shim_threads_cpu_s;
+    out->unsampled_cpu_s = f.unsampled_cpu_s;
 }

@@ -105,6 +105,13 @@ static void header(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "%llu samples, %llu dropped (%.1f%%)%s\n", (unsigned long long)m->samples,
                     (unsigned long long)m->dropped, share,
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
+        /* The rate the clock delivered, over every image of the run (procs.jsonl's figures). */
+        const struct run_sampling *rs = &m->s.procs.sampling;
+        double hz = run_sampling_hz_delivered(rs);
+        if (hz >= 0)
+            sbuf_printf(b, "- delivered: %.0f samples per sampled CPU s (%.0f weighted), over %zu process image%s "
+                           "and %.3f sampled CPU s\n",
+                        hz, run_sampling_hz_weighted(rs), rs->images, rs->images == 1 ? "" : "s", rs->sampled_cpu_s);
     }
     if (m->un.cpu_s > 0)
         sbuf_printf(b, "- unsampled: %.3f CPU s of %zu thread%s ran with SIGPROF blocked: no sample stands for it "

@@ -316,6 +316,19 @@ cJSON *run_json(const struct run_model *m)
         const char *counts = runmeta_cpu_counts(&m->s.meta);
         if (counts)
             cJSON_AddStringToObject(s, "cpu_counts", counts);
+        /* Every image's own figures, summed (procs.jsonl's exit and exec lines). */
+        const struct run_sampling *rs = &m->s.procs.sampling;
+        if (rs->images) {
+            cJSON_AddNumberToObject(s, "images_with_figures", (double)rs->images);
+            cJSON_AddNumberToObject(s, "distinct_samples", rs->distinct_samples);
+            add_num(s, "sampled_cpu_s", rs->sampled_cpu_s);
+            add_num(s, "shim_threads_cpu_s", rs->shim_threads_cpu_s);
+            add_num(s, "unsampled_cpu_s", rs->unsampled_cpu_s);
+            if (run_sampling_hz_delivered(rs) >= 0) {
+                add_num(s, "hz_delivered", run_sampling_hz_delivered(rs));
+                add_num(s, "hz_weighted", run_sampling_hz_weighted(rs));
+            }
+        }
     }
     unsampled_json(root, m);
     throughput_json(root, m);
