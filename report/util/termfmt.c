@@ -12,6 +12,7 @@
 #define SEP 2          /* spaces between two columns */
 #define TEXT_MIN 8     /* a text column is never cut narrower than this */
 #define HEAD_LINES 2   /* a header is widened until it takes at most this many lines */
+#define WRAP_MIN 16    /* a wrapping text column narrower than this goes under its row instead */
 
 /* "…" where the locale is UTF-8, else "..." (LC_ALL, LC_CTYPE, LANG: the first one set). */
 static const char *ell = "...";
@@ -184,11 +185,16 @@ static void wrap(struct lines *out, const char *s, size_t w)
             pos = we;
         }
         if (last_fit == i) {
-            /* One word wider than the line: split it. */
+            /* One word wider than the line: split it, after its last '-' that fits if any. */
             size_t we = i;
             while (we < len && s[we] != ' ')
                 we++;
             size_t n = prefix_bytes(s + i, we - i, w);
+            for (size_t k = n; k > 1; k--)
+                if (s[i + k - 1] == '-') {
+                    n = k;
+                    break;
+                }
             lines_push(out, s + i, n);
             i += n;
             continue;
@@ -436,9 +442,10 @@ static void put_cell(struct sbuf *b, const char *s, size_t w, int align, int fit
 }
 
 /* One table row (its header or body), each cell wrapped or cut to its column; multi-line cells
- * leave the others blank on their extra lines. Trailing blanks are not written. */
+ * leave the others blank on their extra lines; a column taken out of the grid (keep 2) follows
+ * the row as "  header: text", wrapped. Trailing blanks are not written. */
 static void put_row(struct sbuf *b, const struct table *t, size_t r, const size_t *w, const int *keep,
-                    size_t first_col, int header)
+                    size_t first_col, int header, size_t width)
 {
     struct lines *cl = calloc(t->ncols, sizeof *cl);
     if (!cl) {
@@ -447,7 +454,7 @@ static void put_row(struct sbuf *b, const struct table *t, size_t r, const size_
     }
     size_t nl = 1, last = 0;
     for (size_t c = 0; c < t->ncols; c++) {
-        if (!keep[c])
+        if (keep[c] != 1)
             continue;
         last = c;
         const char *s = t->cell[r][c];
@@ -465,7 +472,7 @@ static void put_row(struct sbuf *b, const struct table *t, size_t r, const size_
         size_t start = b->len;
         int any = 0;
         for (size_t c = 0; c < t->ncols; c++) {
-            if (!keep[c])
+            if (keep[c] != 1)
                 continue;
             if (any)
                 put_spaces(b, SEP);
@@ -479,6 +486,21 @@ static void put_row(struct sbuf *b, const struct table *t, size_t r, const size_
         while (!b->oom && b->len > start && b->buf[b->len - 1] == ' ')
             b->buf[--b->len] = '\0';
         sbuf_printf(b, "\n");
+    }
+    for (size_t c = 0; c < t->ncols && !header; c++) {
+        if (keep[c] != 2 || !*t->cell[r][c])
+            continue;
+        struct sbuf first = {0};
+        sbuf_printf(&first, "  ");
+        put_cut(&first, t->cell[0][c], 20, 0);
+        sbuf_printf(&first, ": ");
+        char *f = sbuf_take(&first);
+        if (!f) {
+            b->oom = 1;
+            break;
+        }
+        put_wrapped(b, f, t->cell[r][c], 4, width);
+        free(f);
     }
     for (size_t c = 0; c < t->ncols; c++)
         lines_free(&cl[c]);
@@ -514,16 +536,31 @@ static void put_table(struct sbuf *b, struct table *t, size_t width)
     size_t total = nkeep ? SEP * (nkeep - 1) : 0;
     for (size_t c = 0; c < nc; c++)
         total += keep[c] ? w[c] : 0;
-    /* Too wide: the widest text column loses a column at a time, down to TEXT_MIN; then
-     * headers may take more lines; then any column, down to one. */
+    /* Too wide even with a long wrapping text column (notes) at WRAP_MIN: that column leaves
+     * the grid and follows each row, the longest first. */
+    while (total > width) {
+        size_t best = nc;
+        for (size_t c = 0; c < nc; c++)
+            if (keep[c] == 1 && fit_of(t, c, first_col) == FIT_WRAP && t->align[c] == AL_LEFT &&
+                body[c] > WRAP_MIN && (best == nc || body[c] > body[best]))
+                best = c;
+        if (best == nc || total - w[best] + (w[best] < WRAP_MIN ? w[best] : WRAP_MIN) <= width)
+            break;
+        keep[best] = 2;
+        total -= w[best] + SEP;
+    }
+    /* Still too wide: number columns' headers take more lines (down to the widest of the
+     * column's values and header words); then the widest text column loses a column at a time,
+     * down to TEXT_MIN; then any column, down to one. */
     for (int pass = 0; pass < 3 && total > width; pass++) {
         while (total > width) {
             size_t best = nc;
             for (size_t c = 0; c < nc; c++) {
-                if (!keep[c])
+                if (keep[c] != 1)
                     continue;
-                size_t floor = pass == 0 ? (t->align[c] == AL_LEFT ? TEXT_MIN : w[c])
-                             : pass == 1 ? (t->align[c] == AL_LEFT ? TEXT_MIN : body[c] > 1 ? body[c] : 1)
+                size_t lw = longest_word(t->cell[0][c]), numeric = body[c] > lw ? body[c] : lw;
+                size_t floor = pass == 0 ? (t->align[c] == AL_LEFT ? w[c] : numeric)
+                             : pass == 1 ? (t->align[c] == AL_LEFT ? TEXT_MIN : numeric)
                                          : 1;
                 if (w[c] > floor && (best == nc || w[c] > w[best]))
                     best = c;
@@ -534,11 +571,11 @@ static void put_table(struct sbuf *b, struct table *t, size_t width)
             total--;
         }
     }
-    put_row(b, t, 0, w, keep, first_col, 1);
+    put_row(b, t, 0, w, keep, first_col, 1, width);
     /* The rule: a run of dashes per column. */
     int any = 0;
     for (size_t c = 0; c < nc; c++) {
-        if (!keep[c])
+        if (keep[c] != 1)
             continue;
         if (any)
             put_spaces(b, SEP);
@@ -548,7 +585,7 @@ static void put_table(struct sbuf *b, struct table *t, size_t width)
     }
     sbuf_printf(b, "\n");
     for (size_t r = 1; r < t->nrows; r++)
-        put_row(b, t, r, w, keep, first_col, 0);
+        put_row(b, t, r, w, keep, first_col, 0, width);
 done:
     free(w);
     free(body);
