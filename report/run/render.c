@@ -464,7 +464,7 @@ static void unsampled_section(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "These threads ran with SIGPROF blocked where the shim could not keep it open (the "
                        "target's own SIGPROF handler, a raw rt_sigprocmask, setcontext): %.3f CPU s that no "
                        "sample stands for, not in the CPU s, shares and hot functions above.\n\n"
-                       "| pid | tid | thread | CPU s |\n|---:|---:|---|---:|\n",
+                       "| pid | tid | thread | CPU s (user+sys) |\n|---:|---:|---|---:|\n",
                     u->cpu_s);
         size_t *order = malloc((u->nthreads ? u->nthreads : 1) * sizeof *order);
         size_t n = 0;
@@ -486,7 +486,7 @@ static void unsampled_section(struct sbuf *b, const struct run_model *m)
         if (n < u->nthreads || u->other_lines)
             sbuf_printf(b, "| | | %s%zu more thread%s | %.3f |\n", u->other_lines ? "over " : "", u->nthreads - n,
                         u->nthreads - n == 1 && !u->other_lines ? "" : "s", u->cpu_s - shown_s);
-        sbuf_printf(b, "\n| group | unsampled CPU s |\n|---|---:|\n");
+        sbuf_printf(b, "\n| group | unsampled CPU s (user+sys) |\n|---|---:|\n");
         for (size_t g = 0; g <= u->ngroups; g++) {
             if (u->group_cpu_s[g] <= 0)
                 continue;
