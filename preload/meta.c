@@ -8,6 +8,7 @@
  * figures to a text rendered in advance: no allocation. Under a seccomp filter the file is
  * rewritten in place through a descriptor kept beforehand (fds.c), never renamed. */
 #include "meta.h"
+#include "procs.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -419,6 +420,26 @@ static void set_final(const char *status)
     atomic_store(&final_set, 1);
 }
 
+/* "run": every process image's figures as procs.jsonl has them when the first process ends (its
+ * own exit line is written just before), the same rule for the rate. */
+static void add_run_sampling(cJSON *s)
+{
+    struct procs_sampling r;
+    if (procs_run_sampling(&r) != 0 || !r.images)
+        return;
+    cJSON *o = cJSON_AddObjectToObject(s, "run");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "images", r.images);
+    cJSON_AddNumberToObject(o, "samples", r.samples);
+    cJSON_AddNumberToObject(o, "distinct_samples", r.distinct_samples);
+    cJSON_AddNumberToObject(o, "sampled_cpu_s", r.sampled_cpu_s);
+    if (r.sampled_cpu_s > 0.05) {
+        cJSON_AddNumberToObject(o, "hz_delivered", r.distinct_samples / r.sampled_cpu_s);
+        cJSON_AddNumberToObject(o, "hz_weighted", r.samples / r.sampled_cpu_s);
+    }
+}
+
 void meta_write_exit(const char *status)
 {
     pthread_mutex_lock(&doc_lock);
@@ -443,6 +464,7 @@ void meta_write_exit(const char *status)
         cJSON_AddNumberToObject(s, "signals_chained", (double)f.chained);
         cJSON_AddNumberToObject(s, "unsampled_cpu_s", f.unsampled_cpu_s);
         cJSON_AddNumberToObject(s, "unsampled_threads", f.unsampled_threads);
+        add_run_sampling(s);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "end_ns");
     cJSON_AddNumberToObject(meta, "end_ns", (double)f.end_ns);

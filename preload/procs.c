@@ -150,6 +150,30 @@ static void parse_procs(const char *path)
     fclose(f);
 }
 
+int procs_run_sampling(struct procs_sampling *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!fds_may_open())
+        return -1;
+    FILE *f = fopen(procs_path, "re");
+    if (!f)
+        return -1;
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        cJSON *o = cJSON_Parse(line);
+        struct proc_line pl;
+        if (o && procline_read(o, &pl) == 0 && pl.have_figures) {
+            out->images++;
+            out->samples += pl.n_samples;
+            out->distinct_samples += pl.distinct_samples;
+            out->sampled_cpu_s += pl.sampled_cpu_s;
+        }
+        cJSON_Delete(o);
+    }
+    fclose(f);
+    return 0;
+}
+
 int ps_run_pids(pid_t *pids, int max)
 {
     char path[PATH_MAX];

@@ -6,7 +6,7 @@
 # its predecessor's (getrusage goes on across exec); run.json's sampling sums them: its samples
 # are the sample files' records, its sampled CPU s the children's measured CPU, and hz_delivered
 # (distinct samples over the CPU the clock samples, one base) is near the asked rate under the
-# perf clock.
+# perf clock. meta.json's sampling.run has the same sums (the leader ends last here).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -54,6 +54,10 @@ check(rj.get("images_with_figures") == len(ends), "images with figures %r of %d 
 hz = rj.get("hz_delivered", 0)
 check(0.9 * 997 < hz < 1.1 * 997, "hz_delivered %r near 997 asked (perf clock: samples and CPU both user time)" % hz)
 print("# run: %d samples over %.3f sampled CPU s: %.1f Hz delivered" % (records, rj.get("sampled_cpu_s", 0), hz))
+meta = json.load(open("out/meta.json"))["sampling"].get("run", {})
+check(meta.get("images") == len(ends) and meta.get("distinct_samples") == records
+      and abs(meta.get("sampled_cpu_s", 0) - rj.get("sampled_cpu_s", -1)) < 1e-3,
+      "meta.json's sampling.run sums every process (the leader ends last here): %r" % meta)
 md = open("out/report.md").read()
 check("- delivered: " in md, "the report says the delivered rate")
 finish()
