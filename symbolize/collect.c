@@ -3,8 +3,10 @@
  * process's perf map (perfmap.c) and the files' symbols (symtab.c), each sample counted under
  * its phase group (phases.c), thread and stack.
  *
- * It must never hold more than one sample record, never resolve a raw stack it has already
- * resolved (the stack cache), and never stop on one bad file when others are usable. */
+ * It must never hold more than one block of sample records (samples.c), never resolve a raw stack
+ * it has already resolved (the stack cache), never look a sample's count up again while the
+ * samples of a stack keep to one thread and phase (the cache's pending count), and never stop on
+ * one bad file when others are usable. */
 #include "profile.h"
 #include "procline.h"
 #include "phasegroups.h"
@@ -292,6 +294,9 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
 
 /* ---- stack cache ---- */
 
+/* An entry's words: [image<<32|snapshot, nframes, node, pending key, pending count, frames...]. */
+#define SC_HEAD 5
+
 static uint64_t stack_hash(uint64_t head, const uint64_t *f, uint32_t n)
 {
     uint64_t w[2] = {head, n};
@@ -302,67 +307,58 @@ static uint64_t stack_hash(uint64_t head, const uint64_t *f, uint32_t n)
 static int sc_grow(struct stack_cache *c)
 {
     size_t slots = c->slots ? c->slots * 2 : 4096;
-    uint64_t *hs = malloc(slots * sizeof *hs);
-    uint32_t *off = calloc(slots, sizeof *off), *node = malloc(slots * sizeof *node);
-    if (!hs || !off || !node) {
-        free(hs);
-        free(off);
-        free(node);
+    struct sc_slot *v = calloc(slots, sizeof *v);
+    if (!v)
         return -1;
-    }
     for (size_t i = 0; i < c->slots; i++) {
-        if (!c->slot_off[i])
+        if (!c->slot[i].off)
             continue;
-        size_t j = c->slot_hash[i] & (slots - 1);
-        while (off[j])
+        size_t j = c->slot[i].hash & (slots - 1);
+        while (v[j].off)
             j = (j + 1) & (slots - 1);
-        hs[j] = c->slot_hash[i];
-        off[j] = c->slot_off[i];
-        node[j] = c->slot_node[i];
+        v[j] = c->slot[i];
     }
-    free(c->slot_hash);
-    free(c->slot_off);
-    free(c->slot_node);
-    c->slot_hash = hs;
-    c->slot_off = off;
-    c->slot_node = node;
+    free(c->slot);
+    c->slot = v;
     c->slots = slots;
     return 0;
 }
 
-/* The cached node of the stack, or UINT32_MAX; *where receives the empty slot to fill. */
+/* The cached entry of the stack (its offset into words + 1), or 0; *where receives the empty
+ * slot to fill. */
 static uint32_t sc_find(const struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
                         uint32_t n, size_t *where)
 {
     *where = SIZE_MAX;
     if (!c->slots)
-        return UINT32_MAX;
+        return 0;
     size_t j = h & (c->slots - 1);
-    while (c->slot_off[j]) {
-        if (c->slot_hash[j] == h) {
-            const uint64_t *e = c->words + c->slot_off[j] - 1;
-            if (e[0] == head && e[1] == n && memcmp(e + 2, f, n * sizeof *f) == 0)
-                return c->slot_node[j];
+    while (c->slot[j].off) {
+        if (c->slot[j].hash == h) {
+            const uint64_t *e = c->words + c->slot[j].off - 1;
+            if (e[0] == head && e[1] == n && memcmp(e + SC_HEAD, f, n * sizeof *f) == 0)
+                return c->slot[j].off;
         }
         j = (j + 1) & (c->slots - 1);
     }
     *where = j;
-    return UINT32_MAX;
+    return 0;
 }
 
-static void sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
-                   uint32_t n, uint32_t node)
+/* Adds the stack; its entry's offset + 1, or 0 when the cache is full. */
+static uint32_t sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
+                       uint32_t n, uint32_t node)
 {
     if (c->full)
-        return;
-    size_t need = c->used + 2 + n;
+        return 0;
+    size_t need = c->used + SC_HEAD + n;
     if (need > STACK_CACHE_WORDS || need >= UINT32_MAX) {
         c->full = 1;
-        return;
+        return 0;
     }
     if ((c->n + 1) * 2 > c->slots && sc_grow(c) != 0) {
         c->full = 1;
-        return;
+        return 0;
     }
     if (need > c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 65536;
@@ -371,48 +367,90 @@ static void sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint6
         uint64_t *w = realloc(c->words, cap * sizeof *w);
         if (!w) {
             c->full = 1;
-            return;
+            return 0;
         }
         c->words = w;
         c->cap = cap;
     }
     size_t where;
-    if (sc_find(c, h, head, f, n, &where) != UINT32_MAX || where == SIZE_MAX)
-        return;
+    if (sc_find(c, h, head, f, n, &where) != 0 || where == SIZE_MAX)
+        return 0;
     uint64_t *e = c->words + c->used;
     e[0] = head;
     e[1] = n;
-    memcpy(e + 2, f, n * sizeof *f);
-    c->slot_hash[where] = h;
-    c->slot_off[where] = (uint32_t)(c->used + 1);
-    c->slot_node[where] = node;
+    e[2] = node;
+    e[3] = 0;
+    e[4] = 0;
+    memcpy(e + SC_HEAD, f, n * sizeof *f);
+    c->slot[where] = (struct sc_slot){h, (uint32_t)(c->used + 1)};
     c->used = need;
     c->n++;
+    return (uint32_t)(e - c->words + 1);
 }
 
 static void sc_free(struct stack_cache *c)
 {
     free(c->words);
-    free(c->slot_hash);
-    free(c->slot_off);
-    free(c->slot_node);
+    free(c->slot);
     memset(c, 0, sizeof *c);
 }
 
-/* The call tree node of a raw stack (frames[0] the leaf). */
+static int add_count(struct profile *p, uint64_t key, uint64_t node, uint64_t n)
+{
+    uint64_t k[2] = {key, node};
+    uint64_t *c = hmap_get(&p->counts, k, NULL);
+    if (!c)
+        return -1;
+    *c += n;
+    return 0;
+}
+
+/* One sample of a stack under key (group | thread << 32). A cached stack keeps a pending count
+ * for the key of its latest samples, so a run of samples of one stack under one key (a thread
+ * in one phase) costs no lookup in p->counts; sc_flush() adds what is pending. */
+static int count_sample(struct profile *p, uint32_t entry, uint32_t node, uint64_t key)
+{
+    if (!entry)
+        return add_count(p, key, node, 1);
+    uint64_t *e = p->sc.words + entry - 1;
+    if (e[4] && e[3] != key && add_count(p, e[3], e[2], e[4]) != 0)
+        return -1;
+    if (!e[4] || e[3] != key) {
+        e[3] = key;
+        e[4] = 0;
+    }
+    e[4]++;
+    return 0;
+}
+
+/* Every pending count into p->counts, in the order the stacks were first seen. */
+static int sc_flush(struct profile *p)
+{
+    struct stack_cache *c = &p->sc;
+    for (size_t at = 0; at < c->used; at += SC_HEAD + c->words[at + 1]) {
+        uint64_t *e = c->words + at;
+        if (e[4] && add_count(p, e[3], e[2], e[4]) != 0)
+            return -1;
+        e[4] = 0;
+    }
+    return 0;
+}
+
+/* The call tree node of a raw stack (frames[0] the leaf); *entry its stack cache entry (0: not
+ * cached). */
 static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
-                           uint32_t n)
+                           uint32_t n, uint32_t *entry)
 {
     uint64_t head = (uint64_t)image << 32 | snap;
     uint64_t h = stack_hash(head, f, n);
     size_t where;
-    uint32_t node = sc_find(&p->sc, h, head, f, n, &where);
-    if (node != UINT32_MAX)
-        return node;
-    node = 0;
+    *entry = sc_find(&p->sc, h, head, f, n, &where);
+    if (*entry)
+        return (uint32_t)p->sc.words[*entry - 1 + 2];
+    uint32_t node = 0;
     for (uint32_t i = n; i-- > 0;)
         node = child_node(p, node, resolve_frame(p, image, snap, f[i], i > 0));
-    sc_add(&p->sc, h, head, f, n, node);
+    *entry = sc_add(&p->sc, h, head, f, n, node);
     return node;
 }
 
@@ -500,14 +538,12 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
         uint32_t snap = 0;
         if (img->maps)
             snap = (uint32_t)(maps_snapshot_at(img->maps, s.time_ns) - img->maps->snaps);
-        uint32_t node = stack_node(p, image, snap, s.frames, s.nframes);
-        uint64_t key[2] = {group | (uint64_t)thread << 32, node};
-        uint64_t *c = hmap_get(&p->counts, key, NULL);
-        if (!c) {
+        uint32_t entry;
+        uint32_t node = stack_node(p, image, snap, s.frames, s.nframes, &entry);
+        if (count_sample(p, entry, node, group | (uint64_t)thread << 32) != 0) {
             p->oom = 1;
             break;
         }
-        (*c)++;
         if (!img->samples || s.time_ns < img->first_ns)
             img->first_ns = s.time_ns;
         if (s.time_ns > img->last_ns)
@@ -582,6 +618,8 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         usable++;
     }
+    if (!p->oom && sc_flush(p) != 0)
+        p->oom = 1;
     if (p->oom || p->st.oom) {
         snprintf(err, errlen, "%s: out of memory", dir);
         return 2;

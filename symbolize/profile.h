@@ -61,13 +61,18 @@ struct prof_group {
 };
 
 /* Raw stacks already resolved: (image, snapshot, frames) -> node, so a repeated stack costs one
- * hash. Bounded: past STACK_CACHE_WORDS it stops learning and frames are resolved one by one. */
+ * hash and one compare; each entry also holds the pending count of its latest (group, thread),
+ * added to counts when that changes and at the end (collect.c). Bounded: past
+ * STACK_CACHE_WORDS it stops learning and frames are resolved one by one. */
+struct sc_slot {
+    uint64_t hash;
+    uint32_t off;              /* offset into words + 1, 0 empty */
+};
+
 struct stack_cache {
-    uint64_t *words;           /* entries: [image<<32|snapshot, nframes, frames...] */
+    uint64_t *words;           /* entries: [image<<32|snapshot, nframes, node, key, count, frames...] */
     size_t used, cap;
-    uint64_t *slot_hash;
-    uint32_t *slot_off;        /* offset into words + 1, 0 empty */
-    uint32_t *slot_node;
+    struct sc_slot *slot;
     size_t slots, n;
     int full;
 };
