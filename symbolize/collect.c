@@ -190,17 +190,46 @@ static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample
     return (uint32_t)p->nthr++;
 }
 
+static size_t node_slot_of(uint64_t key, size_t slots)
+{
+    key *= 0x9e3779b97f4a7c15ULL;
+    return (size_t)(key ^ key >> 29) & (slots - 1);
+}
+
+static int node_index_grow(struct node_index *ix)
+{
+    size_t slots = ix->slots ? ix->slots * 2 : 4096;
+    struct node_slot *v = calloc(slots, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < ix->slots; i++) {
+        if (!ix->slot[i].node)
+            continue;
+        size_t j = node_slot_of(ix->slot[i].key, slots);
+        while (v[j].node)
+            j = (j + 1) & (slots - 1);
+        v[j] = ix->slot[i];
+    }
+    free(ix->slot);
+    ix->slot = v;
+    ix->slots = slots;
+    return 0;
+}
+
 static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
 {
-    uint64_t key[2] = {parent, loc};
-    int is_new;
-    uint64_t *slot = hmap_get(&p->node_idx, key, &is_new);
-    if (!slot) {
+    struct node_index *ix = &p->node_idx;
+    if ((ix->n + 1) * 2 > ix->slots && node_index_grow(ix) != 0) {
         p->oom = 1;
         return 0;
     }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint64_t key = (uint64_t)parent << 32 | loc;
+    size_t j = node_slot_of(key, ix->slots);
+    while (ix->slot[j].node) {
+        if (ix->slot[j].key == key)
+            return ix->slot[j].node;
+        j = (j + 1) & (ix->slots - 1);
+    }
     if (p->nnodes == p->capnodes) {
         size_t cap = p->capnodes * 2;
         struct prof_node *v = realloc(p->nodes, cap * sizeof *v);
@@ -211,8 +240,13 @@ static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
         p->nodes = v;
         p->capnodes = cap;
     }
+    if (p->nnodes >= UINT32_MAX) {
+        p->oom = 1;
+        return 0;
+    }
     p->nodes[p->nnodes] = (struct prof_node){parent, loc};
-    *slot = p->nnodes;
+    ix->slot[j] = (struct node_slot){key, (uint32_t)p->nnodes, 0};
+    ix->n++;
     return (uint32_t)p->nnodes++;
 }
 
@@ -294,14 +328,37 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
 
 /* ---- stack cache ---- */
 
-/* An entry's words: [image<<32|snapshot, nframes, node, pending key, pending count, frames...]. */
+/* An entry's words: [image<<32|snapshot, nframes (| SC_CALLERS), node, pending key, pending
+ * count, frames...]. */
 #define SC_HEAD 5
+/* Marks (in nframes) an entry of a stack's callers alone (frames 1..n-1, all return addresses):
+ * the node of the leaf's parent, shared by every stack that differs only in its leaf (the
+ * samples of one function at different instructions). */
+#define SC_CALLERS 0x10000u
 
+/* The hash of a stack: four independent lanes over the frames (a sample's 30 frames are hashed
+ * in about a quarter of the time one serial chain takes), folded with the head and count. */
 static uint64_t stack_hash(uint64_t head, const uint64_t *f, uint32_t n)
 {
-    uint64_t w[2] = {head, n};
-    uint64_t h = hmap_hash(w, 2);
-    return h ^ hmap_hash(f, n);
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
+    uint64_t a = head ^ k, b = n, c = k * 3, d = k * 5;
+    uint32_t len = n & ~SC_CALLERS, i = 0;
+    for (; i + 4 <= len; i += 4) {
+        a = (a ^ f[i]) * 0xff51afd7ed558ccdULL;
+        b = (b ^ f[i + 1]) * 0xc4ceb9fe1a85ec53ULL;
+        c = (c ^ f[i + 2]) * 0xff51afd7ed558ccdULL;
+        d = (d ^ f[i + 3]) * 0xc4ceb9fe1a85ec53ULL;
+        a ^= a >> 32;
+        b ^= b >> 29;
+        c ^= c >> 32;
+        d ^= d >> 29;
+    }
+    for (; i < len; i++) {
+        a = (a ^ f[i]) * 0xff51afd7ed558ccdULL;
+        a ^= a >> 32;
+    }
+    uint64_t w[4] = {a, b, c, d};
+    return hmap_hash(w, 4);
 }
 
 static int sc_grow(struct stack_cache *c)
@@ -336,7 +393,8 @@ static uint32_t sc_find(const struct stack_cache *c, uint64_t h, uint64_t head, 
     while (c->slot[j].off) {
         if (c->slot[j].hash == h) {
             const uint64_t *e = c->words + c->slot[j].off - 1;
-            if (e[0] == head && e[1] == n && memcmp(e + SC_HEAD, f, n * sizeof *f) == 0)
+            if (e[0] == head && e[1] == n &&
+                memcmp(e + SC_HEAD, f, (n & ~SC_CALLERS) * sizeof *f) == 0)
                 return c->slot[j].off;
         }
         j = (j + 1) & (c->slots - 1);
@@ -351,7 +409,7 @@ static uint32_t sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const u
 {
     if (c->full)
         return 0;
-    size_t need = c->used + SC_HEAD + n;
+    size_t need = c->used + SC_HEAD + (n & ~SC_CALLERS);
     if (need > STACK_CACHE_WORDS || need >= UINT32_MAX) {
         c->full = 1;
         return 0;
@@ -381,7 +439,7 @@ static uint32_t sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const u
     e[2] = node;
     e[3] = 0;
     e[4] = 0;
-    memcpy(e + SC_HEAD, f, n * sizeof *f);
+    memcpy(e + SC_HEAD, f, (n & ~SC_CALLERS) * sizeof *f);
     c->slot[where] = (struct sc_slot){h, (uint32_t)(c->used + 1)};
     c->used = need;
     c->n++;
@@ -427,7 +485,7 @@ static int count_sample(struct profile *p, uint32_t entry, uint32_t node, uint64
 static int sc_flush(struct profile *p)
 {
     struct stack_cache *c = &p->sc;
-    for (size_t at = 0; at < c->used; at += SC_HEAD + c->words[at + 1]) {
+    for (size_t at = 0; at < c->used; at += SC_HEAD + (c->words[at + 1] & ~SC_CALLERS)) {
         uint64_t *e = c->words + at;
         if (e[4] && add_count(p, e[3], e[2], e[4]) != 0)
             return -1;
@@ -436,25 +494,45 @@ static int sc_flush(struct profile *p)
     return 0;
 }
 
-/* The call tree node of a raw stack (frames[0] the leaf); *entry its stack cache entry (0: not
- * cached). */
-static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
-                           uint32_t n, uint32_t *entry)
+/* The call tree node of a raw stack (frames[0] the leaf, resolved as an instruction; the rest
+ * as return addresses); *entry its stack cache entry (0: not cached). */
+static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, uint64_t h,
+                           const uint64_t *f, uint32_t n, uint32_t *entry)
 {
     uint64_t head = (uint64_t)image << 32 | snap;
-    uint64_t h = stack_hash(head, f, n);
     size_t where;
     *entry = sc_find(&p->sc, h, head, f, n, &where);
     if (*entry)
         return (uint32_t)p->sc.words[*entry - 1 + 2];
-    uint32_t node = 0;
-    for (uint32_t i = n; i-- > 0;)
-        node = child_node(p, node, resolve_frame(p, image, snap, f[i], i > 0));
+    uint32_t parent = 0;
+    if (n > 1) {
+        uint64_t hc = stack_hash(head, f + 1, (n - 1) | SC_CALLERS);
+        uint32_t c = sc_find(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
+        if (c) {
+            parent = (uint32_t)p->sc.words[c - 1 + 2];
+        } else {
+            for (uint32_t i = n; i-- > 1;)
+                parent = child_node(p, parent, resolve_frame(p, image, snap, f[i], 1));
+            sc_add(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
+        }
+    }
+    uint32_t node = child_node(p, parent, resolve_frame(p, image, snap, f[0], 0));
     *entry = sc_add(&p->sc, h, head, f, n, node);
     return node;
 }
 
 /* ---- sample files ---- */
+
+/* Records are taken BATCH at a time (copied out of the reader's block), so that the stack
+ * cache's memory for all of them is fetched before the first is looked up. */
+#define BATCH 16
+
+struct batched {
+    struct sample s;
+    uint32_t snap;
+    uint64_t hash;
+    uint64_t frames[SAMPLEFILE_MAX_FRAMES];
+};
 
 static int find_images(struct profile *p, char *err, size_t errlen)
 {
@@ -520,36 +598,65 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
     uint32_t none = prof_none_group(p);
     uint32_t last_tid = 0, thread = 0;
     int have_thread = 0;
-    struct sample s;
-    int rc;
-    while ((rc = samples_next(&sf, &s, err, sizeof err)) == 1 && !p->oom) {
-        if (s.nframes == 0) {
-            img->empty++;
-            continue;
+    struct batched *b = malloc(BATCH * sizeof *b);
+    int rc = 1;
+    if (!b)
+        p->oom = 1;
+    while (rc == 1 && !p->oom) {
+        /* A batch of records, each with its stack's hash; then the cache's slots and entries
+         * of the batch are fetched ahead, so their memory latencies overlap. */
+        size_t nb = 0;
+        while (nb < BATCH && (rc = samples_next(&sf, &b[nb].s, err, sizeof err)) == 1) {
+            struct batched *x = &b[nb];
+            if (x->s.nframes == 0) {
+                img->empty++;
+                continue;
+            }
+            memcpy(x->frames, x->s.frames, x->s.nframes * sizeof *x->frames);
+            x->s.frames = x->frames;
+            x->snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, x->s.time_ns) -
+                                             img->maps->snaps)
+                                : 0;
+            x->hash = stack_hash((uint64_t)image << 32 | x->snap, x->frames, x->s.nframes);
+            if (p->sc.slots)
+                __builtin_prefetch(&p->sc.slot[x->hash & (p->sc.slots - 1)]);
+            nb++;
         }
-        int ph = p->phases ? phases_at(p->phases, s.time_ns) : -1;
-        uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
-        if (!have_thread || s.tid != last_tid ||
-            (s.comm[0] && strcmp(p->thr[thread].comm, s.comm) != 0)) {
-            thread = thread_of(p, image, &s);
-            last_tid = s.tid;
-            have_thread = !p->oom;
+        for (size_t k = 0; k < nb && p->sc.slots; k++) {
+            const struct sc_slot *sl = &p->sc.slot[b[k].hash & (p->sc.slots - 1)];
+            if (sl->off && sl->hash == b[k].hash) {
+                const uint64_t *e = p->sc.words + sl->off - 1;
+                __builtin_prefetch(e);
+                __builtin_prefetch(e + 8);
+                __builtin_prefetch(e + 16);
+                __builtin_prefetch(e + 24);
+            }
         }
-        uint32_t snap = 0;
-        if (img->maps)
-            snap = (uint32_t)(maps_snapshot_at(img->maps, s.time_ns) - img->maps->snaps);
-        uint32_t entry;
-        uint32_t node = stack_node(p, image, snap, s.frames, s.nframes, &entry);
-        if (count_sample(p, entry, node, group | (uint64_t)thread << 32) != 0) {
-            p->oom = 1;
-            break;
+        for (size_t k = 0; k < nb && !p->oom; k++) {
+            const struct sample *sp = &b[k].s;
+            int ph = p->phases ? phases_at(p->phases, sp->time_ns) : -1;
+            uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
+            if (!have_thread || sp->tid != last_tid ||
+                (sp->comm[0] && strcmp(p->thr[thread].comm, sp->comm) != 0)) {
+                thread = thread_of(p, image, sp);
+                last_tid = sp->tid;
+                have_thread = !p->oom;
+            }
+            uint32_t entry;
+            uint32_t node = stack_node(p, image, b[k].snap, b[k].hash, sp->frames, sp->nframes,
+                                       &entry);
+            if (count_sample(p, entry, node, group | (uint64_t)thread << 32) != 0) {
+                p->oom = 1;
+                break;
+            }
+            if (!img->samples || sp->time_ns < img->first_ns)
+                img->first_ns = sp->time_ns;
+            if (sp->time_ns > img->last_ns)
+                img->last_ns = sp->time_ns;
+            img->samples++;
         }
-        if (!img->samples || s.time_ns < img->first_ns)
-            img->first_ns = s.time_ns;
-        if (s.time_ns > img->last_ns)
-            img->last_ns = s.time_ns;
-        img->samples++;
     }
+    free(b);
     if (rc < 0)
         prof_warn(p, "%s (the %llu records before it are used)", err,
                   (unsigned long long)img->samples + img->empty);
@@ -573,7 +680,6 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     p->dir = dir;
     p->warnings = cJSON_CreateArray();
     hmap_init(&p->thr_idx, 1);
-    hmap_init(&p->node_idx, 2);
     hmap_init(&p->counts, 2);
     hmap_init(&p->frame_cache, 2);
     p->capnodes = 1024;
@@ -656,7 +762,7 @@ void prof_free(struct profile *p)
     free(p->nodes);
     free(p->groups);
     hmap_free(&p->thr_idx);
-    hmap_free(&p->node_idx);
+    free(p->node_idx.slot);
     hmap_free(&p->counts);
     hmap_free(&p->frame_cache);
     sc_free(&p->sc);
