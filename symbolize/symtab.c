@@ -139,6 +139,29 @@ static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysn
     return remember(&st->func_idx, key, (uint32_t)(st->nfuncs - 1));
 }
 
+/* function_id() of a dwarf.c frame, memoized by its strings' addresses. */
+static uint32_t dw_function_id(struct symtab *st, uint32_t module, const struct dw_frame *fr)
+{
+    uint64_t key[3] = {module, (uint64_t)(uintptr_t)fr->name, (uint64_t)(uintptr_t)fr->decl_file};
+    uint32_t id;
+    if (lookup(st, &st->func_memo, key, &id) != 0)
+        return id;
+    return remember(&st->func_memo, key,
+                    function_id(st, module, fr->name, fr->decl_file, fr->decl_line, 1));
+}
+
+/* The string id of a dwarf.c file name (NULL: ""), memoized by its address. */
+static uint32_t dw_file_id(struct symtab *st, const char *file)
+{
+    if (!file)
+        return 0;
+    uint64_t key[1] = {(uint64_t)(uintptr_t)file};
+    uint32_t id;
+    if (lookup(st, &st->file_memo, key, &id) != 0)
+        return id;
+    return remember(&st->file_memo, key, sid(st, file));
+}
+
 static uint32_t new_loc(struct symtab *st, uint32_t module, uint64_t addr,
                         const struct sym_line *lines, uint32_t n)
 {
@@ -172,6 +195,8 @@ int symtab_init(struct symtab *st)
     hmap_init(&st->build_idx, 1);
     hmap_init(&st->func_idx, 3);
     hmap_init(&st->loc_idx, 3);
+    hmap_init(&st->func_memo, 3);
+    hmap_init(&st->file_memo, 1);
     if (strpool_init(&st->str) != 0)
         return -1;
     /* Module, function, line and location 0: "[unknown]" (also what out of memory gives). */
@@ -194,6 +219,8 @@ void symtab_free(struct symtab *st)
     hmap_free(&st->build_idx);
     hmap_free(&st->func_idx);
     hmap_free(&st->loc_idx);
+    hmap_free(&st->func_memo);
+    hmap_free(&st->file_memo);
     strpool_free(&st->str);
     memset(st, 0, sizeof *st);
 }
@@ -319,8 +346,8 @@ uint32_t symtab_file_loc(struct symtab *st, uint32_t module, uint64_t file_off, 
     if (m->dw && dw_off_to_vaddr(m->dw, file_off, &vaddr) == 0 && vaddr >= (uint64_t)(ret != 0))
         n = dw_lookup(m->dw, vaddr - (ret != 0), fr, DW_MAX_INLINE);
     for (int i = 0; i < n; i++) {
-        lines[i].func = function_id(st, module, fr[i].name, fr[i].decl_file, fr[i].decl_line, 1);
-        lines[i].file = sid(st, fr[i].file ? fr[i].file : "");
+        lines[i].func = dw_function_id(st, module, &fr[i]);
+        lines[i].file = dw_file_id(st, fr[i].file);
         lines[i].line = fr[i].line > 0 ? fr[i].line : 0;
     }
     if (n == 0) {

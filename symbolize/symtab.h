@@ -85,6 +85,10 @@ struct symtab {
     struct hmap build_idx;  /* build id string -> module owning the dw */
     struct hmap func_idx;   /* (module, system name, decl file) -> function */
     struct hmap loc_idx;    /* (module, offset, return?) -> location */
+    /* Memos keyed by the addresses of dwarf.c's strings (they live until dw_close, and one
+     * address is one string), so a function or file met again is not hashed by its text. */
+    struct hmap func_memo;  /* (module, name pointer, decl file pointer) -> function */
+    struct hmap file_memo;  /* file name pointer -> string id */
     /* what the file checks compare against (set before the first lookup) */
     double run_start_wall;  /* wall-clock seconds the run started, < 0 unknown */
     const char *exe_path;   /* the run's executable and its build id (meta.json), or NULL */
