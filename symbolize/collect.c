@@ -299,7 +299,18 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
         e = maps_lookup_near(img->maps, addr, img->maps->snaps[snap].t_ns);
     uint32_t loc;
     if (e && e->path[0] == '/') {
-        uint32_t m = symtab_file_module(&p->st, e->path, e->inode);
+        /* The module of a maps line, looked up by its text once per line. */
+        uint64_t mk[1] = {(uint64_t)(uintptr_t)e};
+        int is_new;
+        uint64_t *ms = hmap_get(&p->mod_memo, mk, &is_new);
+        uint32_t m;
+        if (ms && !is_new) {
+            m = (uint32_t)*ms;
+        } else {
+            m = symtab_file_module(&p->st, e->path, e->inode);
+            if (ms && (ms = hmap_find(&p->mod_memo, mk)) != NULL)
+                *ms = m;
+        }
         loc = symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
     } else {
         const struct perfmap_entry *pe = NULL;
@@ -630,6 +641,7 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
                 __builtin_prefetch(e + 8);
                 __builtin_prefetch(e + 16);
                 __builtin_prefetch(e + 24);
+                __builtin_prefetch(e + 32);
             }
         }
         for (size_t k = 0; k < nb && !p->oom; k++) {
@@ -682,6 +694,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     hmap_init(&p->thr_idx, 1);
     hmap_init(&p->counts, 2);
     hmap_init(&p->frame_cache, 2);
+    hmap_init(&p->mod_memo, 1);
     p->capnodes = 1024;
     p->nodes = malloc(p->capnodes * sizeof *p->nodes);
     if (!p->warnings || !p->nodes || symtab_init(&p->st) != 0) {
@@ -765,6 +778,7 @@ void prof_free(struct profile *p)
     free(p->node_idx.slot);
     hmap_free(&p->counts);
     hmap_free(&p->frame_cache);
+    hmap_free(&p->mod_memo);
     sc_free(&p->sc);
     phases_free(p->phases);
     runmeta_free(&p->meta);

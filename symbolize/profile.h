@@ -107,6 +107,7 @@ struct profile {
     struct hmap counts;        /* (group | thread << 32, node) -> samples */
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
     struct stack_cache sc;
+    struct hmap mod_memo;      /* maps line (its address in the image's maps) -> module */
     struct phases *phases;     /* NULL: no phases.jsonl */
     struct prof_group *groups; /* ngroups: the phases' groups, then "(none)" */
     size_t ngroups;
