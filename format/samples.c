@@ -140,9 +140,11 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
         sf->clamped++;
     }
     s->nframes = n;
+    memcpy(s->comm, r + SAMPLEFILE_REC_COMM, SAMPLEFILE_COMM_BYTES);
     for (int i = 0; i < SAMPLEFILE_COMM_BYTES; i++) {
-        unsigned char c = r[SAMPLEFILE_REC_COMM + i];
-        s->comm[i] = (c != 0 && (c < 0x20 || c == 0x7f)) ? '?' : (char)c;
+        unsigned char c = (unsigned char)s->comm[i];
+        if ((unsigned char)(c - 1) < 0x1f || c == 0x7f) /* a control byte other than NUL */
+            s->comm[i] = '?';
     }
     s->comm[SAMPLEFILE_COMM_BYTES] = '\0';
 #if __BYTE_ORDER == __LITTLE_ENDIAN

@@ -17,6 +17,7 @@
 #include "perfmap.h"
 #include "textfile.h"
 #include "utf8.h"
+#include "dwprefetch.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -346,30 +347,36 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
  * the node of the leaf's parent, shared by every stack that differs only in its leaf (the
  * samples of one function at different instructions). */
 #define SC_CALLERS 0x10000u
+/* The node of an entry not resolved yet. */
+#define SC_UNRESOLVED UINT64_MAX
 
-/* The hash of a stack: four independent lanes over the frames (a sample's 30 frames are hashed
- * in about a quarter of the time one serial chain takes), folded with the head and count. */
+/* The hash of a stack: four independent multiply-add lanes over the frames (a sample's 30
+ * frames cost about 60 instructions, the lanes' multiplies overlapping), then one mix. The
+ * cache compares whole stacks, so the hash only has to spread them. */
 static uint64_t stack_hash(uint64_t head, const uint64_t *f, uint32_t n)
 {
-    const uint64_t k = 0x9e3779b97f4a7c15ULL;
-    uint64_t a = head ^ k, b = n, c = k * 3, d = k * 5;
+    const uint64_t m1 = 0x9e3779b97f4a7c15ULL, m2 = 0xff51afd7ed558ccdULL;
+    uint64_t a = head, b = n, c = 0x243f6a8885a308d3ULL, d = 0x13198a2e03707344ULL;
     uint32_t len = n & ~SC_CALLERS, i = 0;
     for (; i + 4 <= len; i += 4) {
-        a = (a ^ f[i]) * 0xff51afd7ed558ccdULL;
-        b = (b ^ f[i + 1]) * 0xc4ceb9fe1a85ec53ULL;
-        c = (c ^ f[i + 2]) * 0xff51afd7ed558ccdULL;
-        d = (d ^ f[i + 3]) * 0xc4ceb9fe1a85ec53ULL;
-        a ^= a >> 32;
+        a = (a + f[i]) * m1;
+        b = (b + f[i + 1]) * m2;
+        c = (c + f[i + 2]) * m1;
+        d = (d + f[i + 3]) * m2;
+        a ^= a >> 31;
         b ^= b >> 29;
-        c ^= c >> 32;
+        c ^= c >> 31;
         d ^= d >> 29;
     }
     for (; i < len; i++) {
-        a = (a ^ f[i]) * 0xff51afd7ed558ccdULL;
-        a ^= a >> 32;
+        a = (a + f[i]) * m1;
+        a ^= a >> 31;
     }
-    uint64_t w[4] = {a, b, c, d};
-    return hmap_hash(w, 4);
+    uint64_t h = a ^ (b * m1 + (b >> 17)) ^ (c * m2 + (c >> 23)) ^ (d * 0xc4ceb9fe1a85ec53ULL);
+    h ^= h >> 33;
+    h *= m2;
+    h ^= h >> 29;
+    return h;
 }
 
 static int sc_grow(struct stack_cache *c)
@@ -416,7 +423,7 @@ static uint32_t sc_find(const struct stack_cache *c, uint64_t h, uint64_t head, 
 
 /* Adds the stack; its entry's offset + 1, or 0 when the cache is full. */
 static uint32_t sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
-                       uint32_t n, uint32_t node)
+                       uint32_t n, uint64_t node)
 {
     if (c->full)
         return 0;
@@ -474,49 +481,37 @@ static int add_count(struct profile *p, uint64_t key, uint64_t node, uint64_t n)
     return 0;
 }
 
-/* One sample of a stack under key (group | thread << 32). A cached stack keeps a pending count
- * for the key of its latest samples, so a run of samples of one stack under one key (a thread
- * in one phase) costs no lookup in p->counts; sc_flush() adds what is pending. */
-static int count_sample(struct profile *p, uint32_t entry, uint32_t node, uint64_t key)
+/* One sample of a cached stack under key (group | thread << 32). The entry keeps a pending
+ * count for the key of its latest samples, so a run of samples of one stack under one key (a
+ * thread in one phase) costs no lookup; when the key changes, what was pending goes to
+ * p->ecounts under (key, entry), and the entries' nodes replace them once resolved
+ * (sc_settle). */
+static int count_sample(struct profile *p, uint32_t entry, uint64_t key)
 {
-    if (!entry)
-        return add_count(p, key, node, 1);
     uint64_t *e = p->sc.words + entry - 1;
-    if (e[4] && e[3] != key && add_count(p, e[3], e[2], e[4]) != 0)
-        return -1;
-    if (!e[4] || e[3] != key) {
-        e[3] = key;
+    if (e[4] && e[3] != key) {
+        uint64_t k[2] = {e[3], entry};
+        uint64_t *c = hmap_get(&p->ecounts, k, NULL);
+        if (!c)
+            return -1;
+        *c += e[4];
         e[4] = 0;
     }
+    e[3] = key;
     e[4]++;
     return 0;
 }
 
-/* Every pending count into p->counts, in the order the stacks were first seen. */
-static int sc_flush(struct profile *p)
-{
-    struct stack_cache *c = &p->sc;
-    for (size_t at = 0; at < c->used; at += SC_HEAD + (c->words[at + 1] & ~SC_CALLERS)) {
-        uint64_t *e = c->words + at;
-        if (e[4] && add_count(p, e[3], e[2], e[4]) != 0)
-            return -1;
-        e[4] = 0;
-    }
-    return 0;
-}
-
-/* The call tree node of a raw stack (frames[0] the leaf, resolved as an instruction; the rest
- * as return addresses); *entry its stack cache entry (0: not cached). */
-static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, uint64_t h,
-                           const uint64_t *f, uint32_t n, uint32_t *entry)
+/* The call tree node of a stack's frames (frames[0] the leaf, resolved as an instruction; the
+ * rest as return addresses), its callers found through the callers cache. f must not point into
+ * the cache (an insertion may move it). */
+static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
+                              uint32_t n)
 {
     uint64_t head = (uint64_t)image << 32 | snap;
-    size_t where;
-    *entry = sc_find(&p->sc, h, head, f, n, &where);
-    if (*entry)
-        return (uint32_t)p->sc.words[*entry - 1 + 2];
     uint32_t parent = 0;
     if (n > 1) {
+        size_t where;
         uint64_t hc = stack_hash(head, f + 1, (n - 1) | SC_CALLERS);
         uint32_t c = sc_find(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
         if (c) {
@@ -527,9 +522,59 @@ static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, uin
             sc_add(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
         }
     }
-    uint32_t node = child_node(p, parent, resolve_frame(p, image, snap, f[0], 0));
-    *entry = sc_add(&p->sc, h, head, f, n, node);
-    return node;
+    return child_node(p, parent, resolve_frame(p, image, snap, f[0], 0));
+}
+
+/* Asks the prefetcher for the files a new stack's frames lie in (each maps line once). */
+static void want_modules(struct profile *p, const struct prof_image *img, uint32_t snap,
+                         const uint64_t *f, uint32_t n)
+{
+    if (!img->maps || !p->dwp.started)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct maps_entry *e = maps_lookup_near(img->maps, f[i], img->maps->snaps[snap].t_ns);
+        if (!e || e->path[0] != '/')
+            continue;
+        uint64_t key[1] = {(uint64_t)(uintptr_t)e};
+        int is_new;
+        if (hmap_get(&p->want_memo, key, &is_new) && is_new)
+            dwprefetch_want(&p->dwp, e->path, e->inode);
+    }
+}
+
+/* After the last sample: every cached stack resolved, in the order the stacks were first seen
+ * (so nodes, locations and functions are numbered as if resolved on the spot), then every
+ * count, pending or set aside, into p->counts under its node. */
+static int sc_settle(struct profile *p)
+{
+    struct stack_cache *c = &p->sc;
+    uint64_t f[SAMPLEFILE_MAX_FRAMES];
+    for (size_t at = 0; at < c->used && !p->oom; at += SC_HEAD + (c->words[at + 1] & ~SC_CALLERS)) {
+        const uint64_t *e = c->words + at;
+        if ((e[1] & SC_CALLERS) || e[2] != SC_UNRESOLVED)
+            continue;
+        uint32_t n = (uint32_t)e[1];
+        memcpy(f, e + SC_HEAD, n * sizeof *f);
+        uint32_t node = resolve_stack(p, (uint32_t)(e[0] >> 32), (uint32_t)e[0], f, n);
+        c->words[at + 2] = node; /* re-read: resolving may have moved the words */
+    }
+    if (p->oom)
+        return -1;
+    for (size_t at = 0; at < c->used; at += SC_HEAD + (c->words[at + 1] & ~SC_CALLERS)) {
+        uint64_t *e = c->words + at;
+        if (e[4] && add_count(p, e[3], e[2], e[4]) != 0)
+            return -1;
+        e[4] = 0;
+    }
+    for (size_t i = 0; i < p->ecounts.cap; i++) {
+        if (!p->ecounts.used[i])
+            continue;
+        const uint64_t *k = hmap_key(&p->ecounts, i);
+        if (add_count(p, k[0], c->words[k[1] - 1 + 2], p->ecounts.vals[i]) != 0)
+            return -1;
+    }
+    hmap_free(&p->ecounts);
+    return 0;
 }
 
 /* ---- sample files ---- */
@@ -654,10 +699,24 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
                 last_tid = sp->tid;
                 have_thread = !p->oom;
             }
-            uint32_t entry;
-            uint32_t node = stack_node(p, image, b[k].snap, b[k].hash, sp->frames, sp->nframes,
-                                       &entry);
-            if (count_sample(p, entry, node, group | (uint64_t)thread << 32) != 0) {
+            /* A new stack is cached unresolved (resolved after the last sample, by which time
+             * the prefetcher has opened its files); one the cache cannot hold is resolved now. */
+            uint64_t key = group | (uint64_t)thread << 32, head = (uint64_t)image << 32 | b[k].snap;
+            size_t where;
+            uint32_t entry = sc_find(&p->sc, b[k].hash, head, sp->frames, sp->nframes, &where);
+            if (!entry) {
+                entry = sc_add(&p->sc, b[k].hash, head, sp->frames, sp->nframes, SC_UNRESOLVED);
+                if (entry)
+                    want_modules(p, img, b[k].snap, sp->frames, sp->nframes);
+            }
+            int rc2;
+            if (entry) {
+                rc2 = count_sample(p, entry, key);
+            } else {
+                dwprefetch_finish(&p->dwp);
+                rc2 = add_count(p, key, resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes), 1);
+            }
+            if (rc2 != 0) {
                 p->oom = 1;
                 break;
             }
@@ -695,6 +754,8 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     hmap_init(&p->counts, 2);
     hmap_init(&p->frame_cache, 2);
     hmap_init(&p->mod_memo, 1);
+    hmap_init(&p->want_memo, 1);
+    hmap_init(&p->ecounts, 2);
     p->capnodes = 1024;
     p->nodes = malloc(p->capnodes * sizeof *p->nodes);
     if (!p->warnings || !p->nodes || symtab_init(&p->st) != 0) {
@@ -702,6 +763,8 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         return 2;
     }
     p->st.trust_modified = p->trust_modified;
+    if (dwprefetch_start(&p->dwp) == 0) /* else files are opened when first resolved */
+        p->st.prefetch = &p->dwp;
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
@@ -737,7 +800,8 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         usable++;
     }
-    if (!p->oom && sc_flush(p) != 0)
+    dwprefetch_finish(&p->dwp);
+    if (!p->oom && sc_settle(p) != 0)
         p->oom = 1;
     if (p->oom || p->st.oom) {
         snprintf(err, errlen, "%s: out of memory", dir);
@@ -779,6 +843,9 @@ void prof_free(struct profile *p)
     hmap_free(&p->counts);
     hmap_free(&p->frame_cache);
     hmap_free(&p->mod_memo);
+    hmap_free(&p->want_memo);
+    hmap_free(&p->ecounts);
+    dwprefetch_free(&p->dwp);
     sc_free(&p->sc);
     phases_free(p->phases);
     runmeta_free(&p->meta);

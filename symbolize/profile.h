@@ -17,6 +17,7 @@
 #include "runmeta.h"
 #include "samples.h"
 #include "symtab.h"
+#include "dwprefetch.h"
 
 struct maps;
 struct perfmap;
@@ -108,6 +109,10 @@ struct profile {
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
     struct stack_cache sc;
     struct hmap mod_memo;      /* maps line (its address in the image's maps) -> module */
+    struct hmap want_memo;     /* maps lines whose file the prefetcher was asked for */
+    struct hmap ecounts;       /* (group | thread << 32, stack cache entry) -> samples, until
+                                * the entries are resolved (collect.c sc_settle) */
+    struct dwprefetch dwp;     /* opens sampled files while the samples are read */
     struct phases *phases;     /* NULL: no phases.jsonl */
     struct prof_group *groups; /* ngroups: the phases' groups, then "(none)" */
     size_t ngroups;

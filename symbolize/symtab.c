@@ -3,6 +3,7 @@
  * the same (module, offset) twice. */
 #include "symtab.h"
 #include "dwsym.h"
+#include "dwprefetch.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -281,8 +282,8 @@ static void open_module(struct symtab *st, struct sym_module *m)
         return;
     }
     char why[160];
-    struct dw_file *dw;
-    if (dw_open(path, &dw, why, sizeof why) != 0) {
+    struct dw_file *dw = st->prefetch ? dwprefetch_take(st->prefetch, path, m->inode) : NULL;
+    if (!dw && dw_open(path, &dw, why, sizeof why) != 0) {
         snprintf(m->why, sizeof m->why, "%s: not symbolized", why);
         return;
     }

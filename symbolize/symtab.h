@@ -22,6 +22,7 @@
 #include "hmap.h"
 
 struct dw_file;
+struct dwprefetch;
 
 enum sym_kind { SYM_FILE, SYM_PSEUDO, SYM_JIT };
 
@@ -94,6 +95,7 @@ struct symtab {
     const char *exe_path;   /* the run's executable and its build id (meta.json), or NULL */
     const char *exe_build_id;
     int trust_modified;     /* symbolize SYM_MODIFIED files anyway (still flagged) */
+    struct dwprefetch *prefetch; /* files opened ahead (dwprefetch.h), taken before opening */
     int oom;
 };
 
