@@ -10,7 +10,11 @@
 # - the callers cache (stacks that differ only in the leaf share their callers' node): stack Y's
 #   callers are stack X's whole frames, so the same addresses, but as return addresses (looked
 #   up at - 1): Y's caller at sc_fa's first byte is not sc_fa, while X's leaf there is; stack W
-#   shares X's callers and gets its own leaf.
+#   shares X's callers and gets its own leaf;
+# - a file that is mapped but holds no sampled frame is never opened (not even by the thread
+#   that opens sampled files ahead): a copy of the library, mapped beside it, keeps the access
+#   time set back here, while the sampled copy's moves (where the file system does not record
+#   reads, e.g. noatime, that check says so and is left out).
 # $TOOLS/perfscope-symbolize, so `make test-asan` runs it under ASan/UBSan.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -31,6 +35,21 @@ for off, vaddr, filesz, memsz, flags in samples.load_segments(lib):
     s, e = base + (vaddr & ~0xfff), base + ((vaddr + memsz + 0xfff) & ~0xfff)
     perms = ("r" if flags & 4 else "-") + ("w" if flags & 2 else "-") + ("x" if flags & 1 else "-") + "p"
     maps.append("%x-%x %s %08x fe:00 %d %s" % (s, e, perms, off & ~0xfff, os.stat(lib).st_ino, lib))
+# A copy of the library, mapped too, that no frame lies in; both files' access times set back.
+import shutil, time
+unused = os.path.abspath("sym_cache_unused.so")
+shutil.copyfile(lib, unused)
+used = os.path.abspath("sym_cache.so")
+shutil.copyfile(lib, used)
+lib = used
+maps = []
+past = time.time() - 3 * 86400
+for path, at in ((used, base), (unused, base + 0x100000000)):
+    for off, vaddr, filesz, memsz, flags in samples.load_segments(path):
+        s, e = at + (vaddr & ~0xfff), at + ((vaddr + memsz + 0xfff) & ~0xfff)
+        perms = ("r" if flags & 4 else "-") + ("w" if flags & 2 else "-") + ("x" if flags & 1 else "-") + "p"
+        maps.append("%x-%x %s %08x fe:00 %d %s" % (s, e, perms, off & ~0xfff, os.stat(path).st_ino, path))
+    os.utime(path, (past, past + 3600))
 fa, fb, fc = (base + syms[n][0] for n in ("sc_fa", "sc_fb", "sc_fc"))
 stacks = {
     "X": [fa, fb + 4],          # leaf: sc_fa's first byte; caller sc_fb
@@ -66,6 +85,11 @@ res = subprocess.run([tool, "run"], capture_output=True, text=True)
 check(res.returncode == 0, "symbolize exit %d: %s" % (res.returncode, res.stderr[-500:]))
 check("mid-record" in res.stderr, "the cut record is reported: %r" % res.stderr[-500:])
 prof = json.load(open("run/profile.json"))
+if os.stat(used).st_atime > past + 60:
+    check(os.stat(unused).st_atime < past + 60, "%s holds no sampled frame but was read" % unused)
+    check(not any("unused" in json.dumps(m) for m in prof.get("modules", [])), "the unused file is a module: %r" % prof.get("modules"))
+else:
+    print("note: this file system does not record reads (noatime?): the unopened-file check is left out")
 check(prof["samples"] == whole, "samples %d, the file holds %d whole records" % (prof["samples"], whole))
 
 want_stack = collections.Counter((phase_of(r[0]), r[4]) for r in recs[:whole])
