@@ -93,17 +93,18 @@ fail:
 
 /* The next block of whole records into sf->raw: 1, 0 at the end (a file that shrank after open
  * ends at its last whole record, as a cut file), -1 on a read error. */
-static int fill(struct samples_file *sf, char *err, size_t errlen)
+static int fill(struct samples_file *sf)
 {
     uint64_t left = sf->records - sf->done;
     size_t want = left < sf->block_records ? (size_t)left : sf->block_records;
     size_t got = fread(sf->raw, sf->record_bytes, want, sf->f);
     if (got < want) {
         if (ferror(sf->f)) {
-            reader_error(err, errlen, sf->path, "read error at record %llu: %s",
-                         (unsigned long long)(sf->done + got), strerror(errno));
-            /* the whole records read before the error are still handed out */
+            /* the whole records read before the error are still handed out, then the error */
             sf->error = errno ? errno : EIO;
+            reader_error(sf->error_msg, sizeof sf->error_msg, sf->path,
+                         "read error at record %llu: %s", (unsigned long long)(sf->done + got),
+                         strerror(sf->error));
         }
         /* The file shrank after open: what was read before stands, as for a cut file. */
         sf->cut = 1;
@@ -119,16 +120,19 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
     if (!sf->f || sf->done >= sf->records) {
         if (sf->f && sf->error && !sf->error_told) {
             sf->error_told = 1;
-            return -1; /* err was filled when the block was read */
+            snprintf(err, errlen, "%s", sf->error_msg);
+            return -1;
         }
         return 0;
     }
     if (sf->at == sf->in_block) {
-        int rc = fill(sf, err, errlen);
-        if (rc <= 0) {
-            sf->error_told = rc < 0;
-            return rc;
+        int rc = fill(sf);
+        if (rc < 0) {
+            sf->error_told = 1;
+            snprintf(err, errlen, "%s", sf->error_msg);
         }
+        if (rc <= 0)
+            return rc;
     }
     const unsigned char *r = sf->raw + sf->at * sf->record_bytes;
     sf->at++;

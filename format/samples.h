@@ -56,6 +56,7 @@ struct samples_file {
     size_t block_records;
     size_t in_block, at;    /* records read into the block, and handed out of it */
     int error, error_told;  /* a read error (errno), and whether samples_next() returned -1 */
+    char error_msg[320];    /* its one line */
     uint64_t frames[SAMPLEFILE_MAX_FRAMES]; /* big-endian hosts: the frames converted */
 };
 
