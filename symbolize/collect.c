@@ -531,10 +531,14 @@ static void want_modules(struct profile *p, const struct prof_image *img, uint32
 {
     if (!img->maps || !p->dwp.started)
         return;
+    const struct maps_entry *last = NULL;
     for (uint32_t i = 0; i < n; i++) {
+        if (last && f[i] >= last->start && f[i] < last->end)
+            continue; /* the same mapping as the frame before (most are) */
         const struct maps_entry *e = maps_lookup_near(img->maps, f[i], img->maps->snaps[snap].t_ns);
         if (!e || e->path[0] != '/')
             continue;
+        last = e;
         uint64_t key[1] = {(uint64_t)(uintptr_t)e};
         int is_new;
         if (hmap_get(&p->want_memo, key, &is_new) && is_new)
