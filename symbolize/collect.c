@@ -217,6 +217,18 @@ static int node_index_grow(struct node_index *ix)
     return 0;
 }
 
+/* The child of parent at loc, or 0 (read-only: the writers use it side by side). */
+static uint32_t node_index_find(const struct node_index *ix, uint32_t parent, uint32_t loc)
+{
+    if (!ix->slots)
+        return 0;
+    uint64_t key = (uint64_t)parent << 32 | loc;
+    for (size_t j = node_slot_of(key, ix->slots); ix->slot[j].node; j = (j + 1) & (ix->slots - 1))
+        if (ix->slot[j].key == key)
+            return ix->slot[j].node;
+    return 0;
+}
+
 static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
 {
     struct node_index *ix = &p->node_idx;
@@ -312,7 +324,8 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
             if (ms && (ms = hmap_find(&p->mod_memo, mk)) != NULL)
                 *ms = m;
         }
-        loc = symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
+        loc = p->st.mods[m].shim ? PROF_LOC_LEFT_OUT
+                                 : symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
     } else {
         const struct perfmap_entry *pe = NULL;
         if (!e || is_anonymous(e->path) || e->path[0] == '[') {
@@ -502,14 +515,27 @@ static int count_sample(struct profile *p, uint32_t entry, uint64_t key)
     return 0;
 }
 
+/* The node a pseudo location hangs under the root as (made on first use). */
+static uint32_t pseudo_root(struct profile *p, uint32_t *node, const char *name)
+{
+    if (!*node)
+        *node = child_node(p, 0, symtab_pseudo_loc(&p->st, symtab_pseudo_module(&p->st, name,
+                                                                                SYM_PSEUDO)));
+    return *node;
+}
+
 /* The call tree node of a stack's frames (frames[0] the leaf, resolved as an instruction; the
- * rest as return addresses), its callers found through the callers cache. f must not point into
- * the cache (an insertion may move it). */
+ * rest as return addresses), its callers found through the callers cache (a callers entry
+ * stands for stacks of one depth, so for one answer to whether the stack was cut). The stack
+ * rules (profile.h): the shim's frames are left out, a stack as deep as its file's max_frames
+ * hangs under [truncated], one left with no frame is [perfscope]. f must not point into the
+ * cache (an insertion may move it). */
 static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
                               uint32_t n)
 {
     uint64_t head = (uint64_t)image << 32 | snap;
-    uint32_t parent = 0;
+    uint32_t top = prof_stack_cut(p, image, n) ? pseudo_root(p, &p->trunc_node, PROF_TRUNCATED) : 0;
+    uint32_t parent = top;
     if (n > 1) {
         size_t where;
         uint64_t hc = stack_hash(head, f + 1, (n - 1) | SC_CALLERS);
@@ -517,12 +543,21 @@ static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, 
         if (c) {
             parent = (uint32_t)p->sc.words[c - 1 + 2];
         } else {
-            for (uint32_t i = n; i-- > 1;)
-                parent = child_node(p, parent, resolve_frame(p, image, snap, f[i], 1));
+            for (uint32_t i = n; i-- > 1;) {
+                uint32_t loc = resolve_frame(p, image, snap, f[i], 1);
+                if (loc != PROF_LOC_LEFT_OUT)
+                    parent = child_node(p, parent, loc);
+            }
             sc_add(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
         }
     }
-    return child_node(p, parent, resolve_frame(p, image, snap, f[0], 0));
+    uint32_t loc = resolve_frame(p, image, snap, f[0], 0);
+    uint32_t node = loc != PROF_LOC_LEFT_OUT ? child_node(p, parent, loc) : parent;
+    if (node == top) {
+        uint32_t only = pseudo_root(p, &p->shim_node, PROF_SHIM_ONLY);
+        node = top ? child_node(p, top, p->nodes[only].loc) : only;
+    }
+    return node;
 }
 
 /* Asks the prefetcher for the files a new stack's frames lie in (each maps line once). */
@@ -539,6 +574,10 @@ static void want_modules(struct profile *p, const struct prof_image *img, uint32
         if (!e || e->path[0] != '/')
             continue;
         last = e;
+        const char *base = strrchr(e->path, '/') + 1;
+        if (strncmp(base, SYM_SHIM_FILE, sizeof SYM_SHIM_FILE - 1) == 0 &&
+            (!base[sizeof SYM_SHIM_FILE - 1] || base[sizeof SYM_SHIM_FILE - 1] == ' '))
+            continue; /* the shim's frames are left out, never resolved */
         uint64_t key[1] = {(uint64_t)(uintptr_t)e};
         int is_new;
         if (hmap_get(&p->want_memo, key, &is_new) && is_new)
@@ -579,6 +618,50 @@ static int sc_settle(struct profile *p)
     }
     hmap_free(&p->ecounts);
     return 0;
+}
+
+uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns, const uint64_t *f,
+                         uint32_t n)
+{
+    const struct prof_image *img = &p->img[image];
+    uint32_t snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, t_ns) - img->maps->snaps) : 0;
+    uint64_t head = (uint64_t)image << 32 | snap;
+    size_t where;
+    uint32_t entry = sc_find(&p->sc, stack_hash(head, f, n), head, f, n, &where);
+    if (entry)
+        return (uint32_t)p->sc.words[entry - 1 + 2];
+    uint32_t node;
+    /* Past the cache's bound: the same walk, through what collecting left in the indexes. */
+    uint32_t top = prof_stack_cut(p, image, n) ? p->trunc_node : 0;
+    node = top;
+    for (uint32_t i = n; i-- > 0;) {
+        uint64_t key[2] = {(uint64_t)image << 32 | (uint64_t)snap << 1 | (uint64_t)(i > 0), f[i]};
+        const uint64_t *loc = hmap_find(&p->frame_cache, key);
+        if (!loc)
+            return UINT32_MAX;
+        if ((uint32_t)*loc == PROF_LOC_LEFT_OUT)
+            continue;
+        uint32_t child = node_index_find(&p->node_idx, node, (uint32_t)*loc);
+        if (!child)
+            return UINT32_MAX;
+        node = child;
+    }
+    if (node == top) {
+        if (!p->shim_node)
+            return UINT32_MAX;
+        if (!top)
+            return p->shim_node;
+        uint32_t child = node_index_find(&p->node_idx, top, p->nodes[p->shim_node].loc);
+        return child ? child : UINT32_MAX;
+    }
+    return node;
+}
+
+uint32_t prof_thread_find(const struct profile *p, uint32_t image, uint32_t tid)
+{
+    uint64_t key[1] = {(uint64_t)image << 32 | tid};
+    const uint64_t *slot = hmap_find(&p->thr_idx, key);
+    return slot ? (uint32_t)*slot : UINT32_MAX;
 }
 
 /* ---- sample files ---- */

@@ -112,8 +112,33 @@ static char *demangle(const char *s)
 
 /* elf: the name comes from an ELF file, where "memcpy@@GLIBC_2.14" carries a symbol version
  * that is not part of the name (a JIT's names are kept whole). */
+const char *symtab_abs_path(const char *file, const char *comp_dir, char *buf, size_t len)
+{
+    if (!file || !*file) {
+        snprintf(buf, len, "%s", "");
+        return buf;
+    }
+    if (file[0] == '/' || !comp_dir || comp_dir[0] != '/') {
+        snprintf(buf, len, "%s", file);
+        return buf;
+    }
+    while (file[0] == '.' && file[1] == '/')
+        file += 2;
+    size_t n = strlen(comp_dir);
+    while (n > 1 && comp_dir[n - 1] == '/')
+        n--;
+    snprintf(buf, len, "%.*s/%s", (int)n, comp_dir, file);
+    return buf;
+}
+
+static uint32_t abs_id(struct symtab *st, const char *file, const char *comp_dir)
+{
+    char buf[4096];
+    return sid(st, symtab_abs_path(file, comp_dir, buf, sizeof buf));
+}
+
 static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysname,
-                            const char *decl_file, int decl_line, int elf)
+                            const char *decl_file, int decl_line, int elf, const char *comp_dir)
 {
     char plain[1024];
     const char *at = elf ? strchr(sysname, '@') : NULL;
@@ -135,6 +160,7 @@ static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysn
     free(d);
     f->system_name = sys;
     f->file = file;
+    f->path = abs_id(st, decl_file, comp_dir);
     f->line = decl_line > 0 ? decl_line : 0;
     f->module = module;
     return remember(&st->func_idx, key, (uint32_t)(st->nfuncs - 1));
@@ -148,19 +174,28 @@ static uint32_t dw_function_id(struct symtab *st, uint32_t module, const struct 
     if (lookup(st, &st->func_memo, key, &id) != 0)
         return id;
     return remember(&st->func_memo, key,
-                    function_id(st, module, fr->name, fr->decl_file, fr->decl_line, 1));
+                    function_id(st, module, fr->name, fr->decl_file, fr->decl_line, 1,
+                                fr->comp_dir));
 }
 
-/* The string id of a dwarf.c file name (NULL: ""), memoized by its address. */
-static uint32_t dw_file_id(struct symtab *st, const char *file)
+/* The string ids of a dwarf.c file name as spelled (low half) and made absolute against the
+ * unit's compilation directory (high half; NULL file: both ""), memoized by the two strings'
+ * addresses. */
+static uint64_t dw_file_ids(struct symtab *st, const char *file, const char *comp_dir)
 {
     if (!file)
         return 0;
-    uint64_t key[1] = {(uint64_t)(uintptr_t)file};
-    uint32_t id;
-    if (lookup(st, &st->file_memo, key, &id) != 0)
-        return id;
-    return remember(&st->file_memo, key, sid(st, file));
+    uint64_t key[2] = {(uint64_t)(uintptr_t)file, (uint64_t)(uintptr_t)comp_dir};
+    int is_new;
+    uint64_t *slot = hmap_get(&st->file_memo, key, &is_new);
+    if (slot && !is_new)
+        return *slot;
+    uint64_t ids = (uint64_t)sid(st, file) | (uint64_t)abs_id(st, file, comp_dir) << 32;
+    if (!slot)
+        st->oom = 1;
+    else if ((slot = hmap_find(&st->file_memo, key)) != NULL)
+        *slot = ids;
+    return ids;
 }
 
 static uint32_t new_loc(struct symtab *st, uint32_t module, uint64_t addr,
@@ -197,7 +232,7 @@ int symtab_init(struct symtab *st)
     hmap_init(&st->func_idx, 3);
     hmap_init(&st->loc_idx, 3);
     hmap_init(&st->func_memo, 3);
-    hmap_init(&st->file_memo, 1);
+    hmap_init(&st->file_memo, 2);
     if (strpool_init(&st->str) != 0)
         return -1;
     /* Module, function, line and location 0: "[unknown]" (also what out of memory gives). */
@@ -240,6 +275,7 @@ uint32_t symtab_file_module(struct symtab *st, const char *path, uint64_t inode)
     base = base && base[1] ? base + 1 : clean;
     m = new_module(st, clean, base, SYM_FILE);
     st->mods[m].inode = inode;
+    st->mods[m].shim = strcmp(base, SYM_SHIM_FILE) == 0;
     if (deleted) {
         st->mods[m].status = SYM_DELETED;
         snprintf(st->mods[m].why, sizeof st->mods[m].why,
@@ -348,14 +384,16 @@ uint32_t symtab_file_loc(struct symtab *st, uint32_t module, uint64_t file_off, 
         n = dw_lookup(m->dw, vaddr - (ret != 0), fr, DW_MAX_INLINE);
     for (int i = 0; i < n; i++) {
         lines[i].func = dw_function_id(st, module, &fr[i]);
-        lines[i].file = dw_file_id(st, fr[i].file);
+        uint64_t ids = dw_file_ids(st, fr[i].file, fr[i].comp_dir);
+        lines[i].file = (uint32_t)ids;
+        lines[i].path = (uint32_t)(ids >> 32);
         lines[i].line = fr[i].line > 0 ? fr[i].line : 0;
     }
     if (n == 0) {
         char name[300];
         snprintf(name, sizeof name, "%.200s!0x%llx", symtab_str(st, m->name),
                  (unsigned long long)file_off);
-        lines[0] = (struct sym_line){function_id(st, module, name, NULL, 0, 0), 0, 0};
+        lines[0] = (struct sym_line){function_id(st, module, name, NULL, 0, 0, NULL), 0, 0, 0};
         n = 1;
     }
     return remember(&st->loc_idx, key, new_loc(st, module, file_off, lines, (uint32_t)n));
@@ -370,7 +408,7 @@ uint32_t symtab_pseudo_loc(struct symtab *st, uint32_t module)
     if (lookup(st, &st->loc_idx, key, &loc) != 0)
         return loc;
     struct sym_line line = {
-        function_id(st, module, symtab_str(st, st->mods[module].name), NULL, 0, 0), 0, 0};
+        function_id(st, module, symtab_str(st, st->mods[module].name), NULL, 0, 0, NULL), 0, 0, 0};
     return remember(&st->loc_idx, key, new_loc(st, module, 0, &line, 1));
 }
 
@@ -382,6 +420,6 @@ uint32_t symtab_jit_loc(struct symtab *st, uint32_t module, const char *name, ui
     uint32_t loc;
     if (lookup(st, &st->loc_idx, key, &loc) != 0)
         return loc;
-    struct sym_line line = {function_id(st, module, name, NULL, 0, 0), 0, 0};
+    struct sym_line line = {function_id(st, module, name, NULL, 0, 0, NULL), 0, 0, 0};
     return remember(&st->loc_idx, key, new_loc(st, module, start, &line, 1));
 }

@@ -24,6 +24,9 @@
 struct dw_file;
 struct dwprefetch;
 
+/* The basename of the shim's library: a module of this name is the profiler's own code. */
+#define SYM_SHIM_FILE "libperfscope.so"
+
 enum sym_kind { SYM_FILE, SYM_PSEUDO, SYM_JIT };
 
 enum sym_status {
@@ -43,6 +46,8 @@ struct sym_module {
     int kind;
     int status;
     int checked_mtime;      /* the run's start time was known, so mtime was compared */
+    int shim;               /* the profiler's own library (SYM_SHIM_FILE): its frames are
+                             * left out of every stack (docs/symbolize.md) */
     char why[200];          /* what is wrong, for non-OK status */
     char build_id[129];
     struct dw_file *dw;     /* NULL when not symbolized */
@@ -53,15 +58,17 @@ struct sym_module {
 struct sym_function {
     uint32_t name;          /* demangled */
     uint32_t system_name;   /* as the file spells it (mangled) */
-    uint32_t file;          /* where it is defined, 0 unknown */
+    uint32_t file;          /* where it is defined, as DWARF spells it, 0 unknown */
     int line;
     uint32_t module;
+    uint32_t path;          /* file made absolute (symtab_abs_path), 0 unknown */
 };
 
 struct sym_line {
     uint32_t func;
     uint32_t file;          /* source file of this frame's current line, 0 unknown */
     int line;
+    uint32_t path;          /* file made absolute (symtab_abs_path), 0 unknown */
 };
 
 struct sym_loc {
@@ -89,7 +96,7 @@ struct symtab {
     /* Memos keyed by the addresses of dwarf.c's strings (they live until dw_close, and one
      * address is one string), so a function or file met again is not hashed by its text. */
     struct hmap func_memo;  /* (module, name pointer, decl file pointer) -> function */
-    struct hmap file_memo;  /* file name pointer -> string id */
+    struct hmap file_memo;  /* (file name, compilation dir) pointers -> string ids */
     /* what the file checks compare against (set before the first lookup) */
     double run_start_wall;  /* wall-clock seconds the run started, < 0 unknown */
     const char *exe_path;   /* the run's executable and its build id (meta.json), or NULL */
@@ -121,6 +128,10 @@ static inline const char *symtab_str(const struct symtab *st, uint32_t id)
 {
     return strpool_str(&st->str, id);
 }
+
+/* A DWARF file name as an absolute path: kept when it is one, else joined to the unit's
+ * compilation directory (a leading "./" dropped), else kept as it is. Into buf; returns buf. */
+const char *symtab_abs_path(const char *file, const char *comp_dir, char *buf, size_t len);
 
 /* "ok", "missing", ... for a status. */
 const char *symtab_status_name(int status);
