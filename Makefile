@@ -64,6 +64,16 @@ $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard symbolize/*.c)): override CFLAGS += -
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): $(REPORT_HDR)
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): override CFLAGS += -Isymbolize -Ireport -Ireport/util
 
+# report.html's CSS and JavaScript, built into the report as C arrays (scripts/embed.sh: od, sed).
+HTML_GEN    := $(BUILD)/gen/html_assets.inc
+HTML_ASSETS := report/html/report.css report/html/flame.js report/html/charts.js
+$(HTML_GEN): $(HTML_ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $@ html_report_css report/html/report.css html_flame_js report/html/flame.js \
+	  html_charts_js report/html/charts.js
+$(BUILD)/obj/report/html/assets.o: $(HTML_GEN)
+$(BUILD)/obj/report/html/assets.o: override CFLAGS += -I$(BUILD)/gen
+
 $(SYMLIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(SYMLIB_SRC))
 	@rm -f $@
 	ar rcs $@ $^
@@ -139,6 +149,7 @@ uninstall:
 #   runjson cases noise profile  run.json (the judgement, diff), cases, noise and null matrix
 #                                files, profile.json as the report reads it
 #   unsampled                    unsampled.jsonl (format/unsampledfile.c)
+#   flame                        flame.json as report.html reads it (report/html/flametree.c)
 # The harnesses link the tools' own sources (FUZZ_SRC, built once with the sanitizers into
 # $(BUILD)/fuzz/libreaders.a); a harness that needs more (shim code) names it in FUZZ_EXTRA_<reader>.
 #
@@ -148,14 +159,14 @@ uninstall:
 FUZZ_SECONDS ?= 10
 FUZZ_CC      ?= clang
 FUZZ_READERS := samples maps phases perfmap meta counters procs runlog llamabench runjson cases \
-                noise profile unsampled \
+                noise profile unsampled flame \
                 $(and $(wildcard preload/markerline.c),$(wildcard tests/fuzz/fuzz_markerline.c),markerline)
 FUZZ_EXTRA_markerline := preload/markerline.c
 FUZZ_SRC     := $(SYMLIB_SRC) $(filter-out report/main.c,$(REPORT_SRC))
 FUZZ_LIB     := $(BUILD)/fuzz/libreaders.a
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
 FUZZ_FLAGS    = -std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all \
-                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util
+                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util -I$(BUILD)/gen
 
 $(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -166,6 +177,8 @@ $(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 $(BUILD)/fuzz/obj/%.o: %.c $(SYM_HDR) $(REPORT_HDR) | $(BUILD)/fuzz/.clang-ok
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+$(BUILD)/fuzz/obj/report/html/assets.o: $(HTML_GEN)
 
 $(FUZZ_LIB): $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
 	@rm -f $@

@@ -2,7 +2,8 @@
 # bench/run.sh: `make bench`. Builds the fixed-work target into build/bench/, finds (or, as
 # root, installs) gperftools' libprofiler, then runs bench/analyze.py, which runs the
 # alternating with/without pairs and writes bench/RESULTS.md, and last bench/symbolize.sh, which
-# adds the symbolizer's speed and peak memory to it as a section of its own. It reports; it
+# adds the symbolizer's speed and peak memory to it as a section of its own, then bench/html.sh
+# prints report.html's size and opening time at 100k samples. It reports; it
 # never fails on figures: exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
 # this many seconds, default 500), BENCH_ITERS (target iterations per thread); SYMBOLIZE_N
@@ -32,5 +33,7 @@ rc=$?
 # After analyze.py, which writes RESULTS.md whole: this adds its section to that file.
 BUILD=$BUILD SYMBOLIZE_OUT=bench/RESULTS.md bench/symbolize.sh
 src=$?
+# report.html's size and opening time at 100k samples: printed, not a result of the file.
+BUILD=$BUILD bench/html.sh
 [ $rc -ne 0 ] && exit $rc
 exit $src

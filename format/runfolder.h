@@ -23,6 +23,8 @@
 #define RUN_FOLDED "stacks.folded"
 #define RUN_PPROF "profile.pb.gz"
 #define RUN_TRACE "trace.json"
+#define RUN_FLAME "flame.json"     /* the call trees report.html draws */
+#define RUN_REPORT_HTML "report.html"
 #define RUN_JSON "run.json"
 #define RUN_REPORT_MD "report.md"
 #define RUN_LAUNCHER "launcher.json" /* perfscope record: what only the parent knows */

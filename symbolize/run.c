@@ -1,6 +1,6 @@
 /* run.c: symbolize_run (symbolize.h), the one place that decides what the symbolizer does with a
- * run folder: gather (collect.c), then write profile.json, stacks.folded, profile.pb.gz and
- * trace.json. It must never print except through the log it is given, and never leave a
+ * run folder: gather (collect.c), then write profile.json, stacks.folded, profile.pb.gz,
+ * trace.json and flame.json. It must never print except through the log it is given, and never leave a
  * partial output behind (each writer renames into place only when complete). */
 #include "symbolize.h"
 #include "profile.h"
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-/* The four writers only read the profile, so they run side by side (stacks.folded and
+/* The writers only read the profile, so they run side by side (stacks.folded and
  * profile.pb.gz are the big ones). */
 struct job {
     int (*fn)(const struct profile *p, char *err, size_t errlen);
@@ -34,21 +34,22 @@ static int write_tables_top;
 static int write_outputs(const struct profile *p, int top, char *err, size_t errlen)
 {
     write_tables_top = top;
-    struct job jobs[4] = {
+    enum { NJOBS = 5 };
+    struct job jobs[NJOBS] = {
         {.fn = export_folded, .p = p}, {.fn = export_pprof, .p = p},
-        {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p},
+        {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p}, {.fn = export_flame, .p = p},
     };
     pthread_t th[2];
     int started[2] = {0, 0};
     for (int i = 0; i < 2; i++)
         started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NJOBS; i++)
         if (i >= 2 || !started[i])
             run_job(&jobs[i]); /* in this thread: the last two, and any that could not start */
     for (int i = 0; i < 2; i++)
         if (started[i])
             pthread_join(th[i], NULL);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NJOBS; i++)
         if (jobs[i].rc != 0) {
             snprintf(err, errlen, "%s", jobs[i].err);
             return -1;
