@@ -1,4 +1,4 @@
-/* cmd.c: `perfscope-symbolize [--top N] [--trust-modified] OUT` and `perfscope symbolize ...`:
+/* cmd.c: `perfscope-symbolize [--top N] [--trust-modified] [--symfs DIR] OUT` and `perfscope symbolize ...`:
  * the command line into symbolize_run and one summary line. Shared by symbolize/main.c and the
  * front door (perfscope/main.c). It must never do the symbolizer's work itself. Exit status:
  * 0 done, 1 an output could not be written, 2 bad usage or nothing usable in OUT. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYMBOLIZE_USAGE "[--top N] [--trust-modified] OUT"
+#define SYMBOLIZE_USAGE "[--top N] [--trust-modified] [--symfs DIR] OUT"
 
 static int usage(const char *prog)
 {
@@ -25,7 +25,9 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
                "Symbolizes the run folder OUT: OUT/profile.json, stacks.folded, profile.pb.gz, "
                "trace.json.\n"
                "  --top N           how many hot functions per group (default 50)\n"
-               "  --trust-modified  use binaries changed since the run (normally refused)\n",
+               "  --trust-modified  use binaries changed since the run (normally refused)\n"
+               "  --symfs DIR       copies of the mapped files under DIR, looked at first "
+               "(default OUT/symfs when present)\n",
                prog);
         return 0;
     }
@@ -40,6 +42,8 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
             if (*end || n < 1 || n > 100000)
                 return usage(prog);
             o.top = (int)n;
+        } else if (strcmp(argv[i], "--symfs") == 0 && i + 1 < argc && argv[i + 1][0]) {
+            o.symfs = argv[++i];
         } else if (strcmp(argv[i], "--trust-modified") == 0) {
             o.trust_modified = 1;
         } else if (argv[i][0] == '-' || dir) {

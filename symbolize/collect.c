@@ -547,6 +547,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         return 2;
     }
     p->st.trust_modified = p->trust_modified;
+    p->st.symfs = p->symfs[0] ? p->symfs : NULL;
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
