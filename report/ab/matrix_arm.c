@@ -179,6 +179,7 @@ static void arm_run(char *const *argv, char *const *envp, const char *dir, const
             snprintf(out->error, sizeof out->error, "%s", err);
             return;
         }
+        ct.stop_s = CONTAINER_TIMEOUT_STOP_S;
         argv = cargv;
         envp = cenv;
     }

@@ -5,6 +5,7 @@
  * change the container's user, and never leave the container behind. */
 #include "container.h"
 #include "outfile.h"
+#include "runfolder.h"
 #include "proc/runner.h"
 
 #include <cjson/cJSON.h>
@@ -179,6 +180,7 @@ int container_prepare(struct container *c, char *const *argv, const char *out_ab
         return -1;
     }
     snprintf(c->out, sizeof c->out, "%s", out_abs);
+    c->stop_s = CONTAINER_STOP_S;
     snprintf(c->cidfile, sizeof c->cidfile, "%s/container.id", out_abs);
     unlink(c->cidfile); /* the client refuses an existing one */
     c->ntool = run;
@@ -398,11 +400,12 @@ static int by_pid(const void *a, const void *b)
 
 /* Every process descending from the container's first one (itself included): NSpid maps its
  * pid inside to its host pid. From /proc/<pid>/status, readable by anyone. */
-static void scan_pids(struct container *c)
+static int scan_pids(struct container *c)
 {
+    int changed = 0;
     DIR *d = opendir("/proc");
     if (!d)
-        return;
+        return 0;
     size_t n = 0, cap = 1024;
     struct proc_entry *v = malloc(cap * sizeof *v);
     for (struct dirent *de; v && (de = readdir(d));) {
@@ -420,7 +423,7 @@ static void scan_pids(struct container *c)
     }
     closedir(d);
     if (!v)
-        return;
+        return 0;
     qsort(v, n, sizeof *v, by_pid);
     for (size_t i = 0; i < n; i++) {
         int p = v[i].pid, depth = 0;
@@ -435,13 +438,31 @@ static void scan_pids(struct container *c)
         int k = 0;
         while (k < c->npids && c->pids[k].pid != v[i].inner)
             k++;
-        if (k < c->npids)
+        if (k < c->npids && c->pids[k].host_pid != v[i].pid) {
             c->pids[k].host_pid = v[i].pid; /* a pid used again inside: the latest */
-        else if (c->npids < CONTAINER_MAX_PIDS)
+            changed = 1;
+        } else if (k == c->npids && c->npids < CONTAINER_MAX_PIDS) {
             c->pids[c->npids++] = (struct container_pid){v[i].inner, v[i].pid};
+            changed = 1;
+        }
         pthread_mutex_unlock(&c->lock);
     }
     free(v);
+    return changed;
+}
+
+/* RUN_HOSTPIDS for the shim inside (NVML lists host pids): "<pid> <host pid>" a line. */
+static void write_hostpids(struct container *c)
+{
+    static char text[CONTAINER_MAX_PIDS * 24];
+    size_t len = 0;
+    for (int i = 0; i < c->npids && len + 24 < sizeof text; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%d %d\n", c->pids[i].pid,
+                                c->pids[i].host_pid);
+    char path[PATH_MAX + 32], err[256];
+    snprintf(path, sizeof path, "%s/" RUN_HOSTPIDS, c->out);
+    outfile_write_all(path, text, len, err, sizeof err);
+    chmod(path, 0644);
 }
 
 static void *follow(void *arg)
@@ -451,8 +472,8 @@ static void *follow(void *arg)
         read_id(c);
         if (c->id[0] && !c->host_pid)
             inspect(c);
-        if (c->host_pid)
-            scan_pids(c);
+        if (c->host_pid && scan_pids(c))
+            write_hostpids(c);
         nap_ms(c->host_pid ? 100 : 50);
     }
     return NULL;
@@ -478,9 +499,9 @@ void container_stop(void *arg)
     if (!c->id[0])
         return;
     char t[16];
-    snprintf(t, sizeof t, "%d", CONTAINER_STOP_S);
+    snprintf(t, sizeof t, "%d", c->stop_s);
     c->stopped_by_us = 1;
-    container_tool(c, NULL, 0, CONTAINER_STOP_S + 20.0, "stop", "-t", t, c->id, NULL);
+    container_tool(c, NULL, 0, c->stop_s + 20.0, "stop", "-t", t, c->id, NULL);
     if (running(c)) {
         c->killed = 1;
         container_tool(c, NULL, 0, 20.0, "kill", c->id, NULL);
@@ -532,7 +553,7 @@ static void write_json(struct container *c, int exit_code, const char *who)
         cJSON_AddNumberToObject(s, "copy_s", c->copy_s);
     }
     char path[PATH_MAX + 32], err[512];
-    snprintf(path, sizeof path, "%s/container.json", c->out);
+    snprintf(path, sizeof path, "%s/" RUN_CONTAINER, c->out);
     if (outfile_write_json(path, j, err, sizeof err) != 0)
         fprintf(stderr, "%s: %s\n", who, err);
     cJSON_Delete(j);

@@ -17,7 +17,8 @@
 #include <signal.h>
 
 #define CONTAINER_SHIM_DIR "/perfscope/shim"   /* where the shim folder is mounted inside */
-#define CONTAINER_STOP_S 5                     /* docker stop -t: the grace before SIGKILL */
+#define CONTAINER_STOP_S 10   /* docker stop -t after an interrupt: docker's own default grace */
+#define CONTAINER_TIMEOUT_STOP_S 2 /* ... after a matrix arm's timeout: the arm is lost anyway */
 #define CONTAINER_MAX_PIDS 4096
 
 struct container_pid {
@@ -33,6 +34,7 @@ struct container {
     int host_pid;              /* its first process on the host (0: not seen) */
     char image[512], image_id[160];
     int user_rm;               /* the user asked --rm (not passed on: removed here after the copy) */
+    int stop_s;                /* docker stop -t: CONTAINER_STOP_S unless the caller sets it */
     int stopped_by_us;         /* a timeout or an interrupt stopped it (stop -t, then kill) */
     int killed;                /* it outlived stop -t and was killed */
     struct container_pid pids[CONTAINER_MAX_PIDS];
