@@ -16,6 +16,9 @@
 # 3. NSpid: `sh -c 'echo ... >>$LLMPERFSCOPE_MARKERS; engine fork; ...'`: three processes inside;
 #    container.json maps every pid of procs.jsonl to a distinct host pid, the first to docker
 #    inspect's; container.pids holds the same map; the shell's echo marked a phase.
+# 4. SIGTERM to perfscope record while a hanging engine runs (under --init, so SIGTERM reaches
+#    it): perfscope stops the container itself (docker stop), the client's status (143) is
+#    passed through, and the container is gone.
 set -u
 . "$ROOT/tests/lib.sh"
 . "$ROOT/tests/container_lib.sh"
@@ -50,6 +53,16 @@ rc2=$?
   'echo "outer begin" >>"$LLMPERFSCOPE_MARKERS"; /opt/psengine/bin/engine fork; rc=$?; echo "outer end" >>"$LLMPERFSCOPE_MARKERS"; exit $rc' \
   >tree.stdout 2>tree.stderr
 rc3=$?
+"$TOOL" record -o hang --no-report -- docker run --rm --init "$IMAGE" /opt/psengine/bin/engine hang \
+  >hang.stdout 2>hang.stderr &
+rec=$!
+for _ in $(seq 300); do [ -s hang/container.pids ] && grep -q 'load end' hang/markers 2>/dev/null && break; sleep 0.1; done
+check "the hanging engine never got going: $(tail -n 3 hang.stderr)" grep -q 'load end' hang/markers
+kill -TERM $rec
+wait $rec
+rc4=$?
+check "record after SIGTERM: exit $rc4 (want 143): $(tail -n 3 hang.stderr)" [ "$rc4" -eq 143 ]
+check "stopped by perfscope: $(cat hang/container.json)" grep -q '"stopped_by_perfscope":.*true' hang/container.json
 note "record through docker: $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s wall for run 1"
 check "exit status passed through: $rc (stderr: $(tail -n 3 out.stderr))" [ "$rc" -eq 7 ]
 check "stdout passed through: $(cat out.stdout)" [ "$(cat out.stdout)" = "engine done" ]
