@@ -203,8 +203,12 @@ static void arm_run(char *const *argv, char *const *envp, const char *dir, const
     if (in_container)
         container_follow(&ct);
     proc_run(&cmd, timeout_s, stop, out);
-    if (in_container)
-        container_finish(&ct, out->timed_out || out->interrupted, stop, "perfscope-report matrix");
+    if (in_container) {
+        /* A detached client ends at once: the container has what is left of the limit. */
+        double left = timeout_s > 0 ? timeout_s - out->wall_s : 0;
+        container_finish(&ct, out->timed_out || out->interrupted, stop, timeout_s > 0 && left < 0.1 ? 0.1 : left,
+                         "perfscope-report matrix");
+    }
     container_free_strv(cargv);
     container_free_strv(cenv);
 }

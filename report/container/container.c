@@ -560,14 +560,14 @@ static void write_json(struct container *c, int exit_code, const char *who)
 }
 
 void container_finish(struct container *c, int stop_asked, volatile sig_atomic_t *stop,
-                      const char *who)
+                      double wait_s, const char *who)
 {
     read_id(c);
     if (c->id[0] && running(c)) {
         if (!stop_asked && !(stop && *stop)) {
             /* The client ended first (-d, or it was killed): the container is the target. */
             char *args[] = {"wait", c->id, NULL};
-            tool_runv(c, NULL, 0, 0, stop, args);
+            tool_runv(c, NULL, 0, wait_s > 0 ? wait_s : 0, stop, args);
         }
         if (running(c))
             container_stop(c);

@@ -69,11 +69,11 @@ void container_follow(struct container *c);
 void container_stop(void *arg);
 
 /* After the client has ended: stops the container if it still runs (stop_asked: at once;
- * otherwise it is waited for, and stop stops that wait), copies the mapped files with samples
+ * otherwise it is waited for, for at most wait_s when > 0, and stop stops that wait), copies the mapped files with samples
  * into OUT/symfs, gives the run folder's files to our uid and gid, removes the container and
  * writes OUT/container.json. Anything that fails is said in one line on stderr (prefixed who). */
 void container_finish(struct container *c, int stop_asked, volatile sig_atomic_t *stop,
-                      const char *who);
+                      double wait_s, const char *who);
 
 /* OUT/symfs: each file mapped inside the container that holds a frame of a sample, copied out
  * with `cp` (container_symfs.c). Returns the files copied; *failed counts those that could not be. */

@@ -441,7 +441,7 @@ int cmd_record(int argc, char **argv)
         container_follow(&ct);
     proc_run(&c, 0, in_container ? &forward_sig : NULL, &r);
     if (in_container)
-        container_finish(&ct, r.interrupted, &forward_sig, "perfscope record");
+        container_finish(&ct, r.interrupted, &forward_sig, 0, "perfscope record");
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
     free_env(env, owned);
