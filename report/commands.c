@@ -31,12 +31,15 @@ int report_cmd_run(int argc, char **argv)
 
 const struct report_command report_commands[] = {
     {"report", report_cmd_run, "OUT", "the report of one run folder: prints it, writes OUT/report.md and OUT/run.json"},
-    {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...",
-     "the A/B judgement of two sets of runs (docs/diff.md)"},
+    {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...\n"
+     "       diff --profiles [--json] [--min-pp X] A... -- B...",
+     "the A/B judgement of two sets of runs; with --profiles, which functions changed per phase "
+     "(docs/diff.md)"},
     {"noise", cmd_noise, "noise NULL_MATRIX.json", "the noise floor from an A/A matrix (docs/diff.md)"},
     {"matrix", cmd_matrix,
      "matrix CASES.json --a NAME=DIR --b NAME=DIR [--order ABBA] [--timeout S] "
-     "[--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR]",
+     "[--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR] [--a-env K=V]... "
+     "[--b-env K=V]... [--a-args \"...\"] [--b-args \"...\"] [--profile N]",
      "runs the cases of an A/B matrix and judges them (docs/matrix.md)"},
     {"dump", cmd_dump, "dump samples FILE | maps FILE [HEXADDR@NS...] | phases FILE [NS...] | run DIR",
      "a reader's view of one file of a run folder, or of the run"},

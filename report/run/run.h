@@ -21,4 +21,26 @@ int cmd_run(const char *dir);
  * err. */
 int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t errlen);
 
+/* The per-group figures of a profiled run for the function-level diff (run_groups.c): the run
+ * model's wall and tokens per group (the one definition every tool uses), its samples, and the
+ * profile's period, after symbolizing when profile.json is missing or stale. */
+struct run_group_fig {
+    char name[72];
+    double wall_s;
+    long long tokens;        /* -1: none */
+    unsigned long long samples;
+};
+
+struct run_groups {
+    struct run_group_fig *g;
+    size_t n;
+    double period_s;         /* CPU seconds a sample weighs (profile.json), <= 0 unknown */
+    unsigned long long samples;
+    char note[600];          /* why there is no profile, "" when there is */
+};
+
+/* 0, or -1 with one line in err. */
+int run_groups_load(const char *dir, struct run_groups *out, char *err, size_t errlen);
+void run_groups_free(struct run_groups *g);
+
 #endif
