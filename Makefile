@@ -128,7 +128,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 INSTALL_VARS = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BUILD="$(BUILD)"
 
-install: $(SHIM) $(TOOLS)
+install: $(SHIM) $(CSHIM) $(TOOLS)
 	@$(INSTALL_VARS) scripts/install.sh install
 
 uninstall:
