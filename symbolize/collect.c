@@ -15,6 +15,7 @@
 #include "perfmap.h"
 #include "textfile.h"
 #include "utf8.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -578,6 +579,7 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
         if (s.time_ns > img->last_ns)
             img->last_ns = s.time_ns;
         img->samples++;
+        progress_samples(p->samples + img->samples);
     }
     if (rc < 0)
         prof_warn(p, "%s (the %llu records before it are used)", err,
@@ -632,6 +634,19 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     if (read_phases(p) != 0) {
         snprintf(err, errlen, "out of memory");
         return 2;
+    }
+    if (progress_active()) {
+        /* The records to come, from each file's header and size (cheap: no record is read). */
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < p->nimg; i++) {
+            struct samples_file sf;
+            char ignored[512];
+            if (samples_open(&sf, p->img[i].bin_path, ignored, sizeof ignored) == 0) {
+                total += sf.records;
+                samples_close(&sf);
+            }
+        }
+        progress_total(total);
     }
     char first_err[512] = "";
     size_t usable = 0;

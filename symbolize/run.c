@@ -5,6 +5,7 @@
 #include "symbolize.h"
 #include "profile.h"
 #include "tables.h"
+#include "progress.h"
 #include "runfolder.h"
 
 #include <sys/stat.h>
@@ -92,7 +93,9 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
         snprintf(p->symfs, sizeof p->symfs, "%s", opts->symfs);
     else if (stat(own_symfs, &sb) == 0 && S_ISDIR(sb.st_mode))
         snprintf(p->symfs, sizeof p->symfs, "%s", own_symfs);
+    progress_begin(opts->progress_fd, 0);
     int rc = prof_collect(p, dir, err, errlen);
+    progress_stage("writing profile.json, stacks.folded, profile.pb.gz, trace.json");
     if (rc == 0) {
         /* Module problems, one line each. */
         for (size_t i = 0; i < p->st.nmods; i++) {
@@ -102,6 +105,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
         }
         if (write_outputs(p, opts->top, err, errlen) != 0)
             rc = SYMBOLIZE_FAILED_WRITE;
+        progress_end();
         const char *prog = opts->prog ? opts->prog : "perfscope-symbolize";
         const cJSON *w;
         cJSON_ArrayForEach(w, p->warnings)
@@ -110,6 +114,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
             fprintf(p->log, "%s: ... and %zu more warnings\n", prog,
                     p->nwarnings - (size_t)cJSON_GetArraySize(p->warnings));
     }
+    progress_end();
     if (res) {
         memset(res, 0, sizeof *res);
         res->samples = p->samples;

@@ -25,6 +25,7 @@ struct symbolize_opts {
     const char *symfs;  /* copies of the mapped files, looked at first (NULL: OUT/symfs if any) */
     FILE *log;          /* warnings, one line each (NULL: stderr) */
     const char *prog;   /* prefix of those lines (NULL: "perfscope-symbolize") */
+    int progress_fd;    /* > 0: the progress line there when it is a terminal (progress.h) */
 };
 
 /* What was done, for a caller that prints a summary. */
