@@ -26,6 +26,10 @@ SYM_HDR      := $(wildcard symbolize/*.h include/*.h format/*.h)
 REPORT_HDR   := $(wildcard report/*.h report/*/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
+# The shim for container images (docs/containers.md): the same objects linked again with
+# RPATH $ORIGIN (DT_RPATH, not RUNPATH: it must also reach libunwind's own liblzma), its
+# non-glibc libraries copied beside it, and glibc-floor, the oldest glibc it needs.
+CSHIM    := $(BUILD)/container/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a
 TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
             $(if $(REPORT_SRC),$(BUILD)/perfscope-report) \
@@ -33,7 +37,7 @@ TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
 EXAMPLES := $(if $(wildcard examples/toy_engine.c),$(BUILD)/toy-engine)
 
 .PHONY: all deps test test-asan bench demo clean fuzz tools install uninstall
-all: $(SHIM) $(TOOLS) $(EXAMPLES)
+all: $(SHIM) $(CSHIM) $(TOOLS) $(EXAMPLES)
 
 deps:
 	@scripts/deps.sh
@@ -49,6 +53,14 @@ $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
 	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
 	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs
+
+$(CSHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) scripts/container-shim.sh | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
+	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
+	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs \
+	  -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
+	scripts/container-shim.sh $(dir $@)
 
 $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -126,7 +138,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 INSTALL_VARS = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BUILD="$(BUILD)"
 
-install: $(SHIM) $(TOOLS)
+install: $(SHIM) $(CSHIM) $(TOOLS)
 	@$(INSTALL_VARS) scripts/install.sh install
 
 uninstall:

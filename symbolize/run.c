@@ -6,6 +6,9 @@
 #include "profile.h"
 #include "tables.h"
 #include "progress.h"
+#include "runfolder.h"
+
+#include <sys/stat.h>
 
 #include <stdlib.h>
 #include <pthread.h>
@@ -84,6 +87,13 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
     p->log = opts->log ? opts->log : stderr;
     p->prog = opts->prog;
     p->trust_modified = opts->trust_modified;
+    struct stat sb;
+    char own_symfs[4096];
+    snprintf(own_symfs, sizeof own_symfs, "%s/" RUN_SYMFS, dir);
+    if (opts->symfs && *opts->symfs)
+        snprintf(p->symfs, sizeof p->symfs, "%s", opts->symfs);
+    else if (stat(own_symfs, &sb) == 0 && S_ISDIR(sb.st_mode))
+        snprintf(p->symfs, sizeof p->symfs, "%s", own_symfs);
     progress_begin(opts->progress_fd, 0);
     int rc = prof_collect(p, dir, err, errlen);
     progress_stage("writing profile.json, stacks.folded, profile.pb.gz, trace.json");
