@@ -21,6 +21,10 @@ void writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
 void writer_wake(void);
 void writer_forget_after_fork(void);
+/* From the SIGPROF handler after each sample: wakes a writer sleeping its idle period. */
+void writer_note_sample(void);
+/* The writer's passes so far (its wakeups: meta.json's shim cost). */
+uint64_t writer_pass_count(void);
 int writer_lock_for(int ms);
 void writer_unlock(void);
 uint64_t writer_records(void);

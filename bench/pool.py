@@ -1,0 +1,300 @@
+"""bench/pool.py: the thread-pool and fork+exec parts of make bench (standard library only).
+
+Run by bench/run.sh after bench/analyze.py (which writes bench/RESULTS.md whole); each part
+writes its own section of RESULTS.md, replacing its earlier self. Figures, never verdicts that
+fail the bench: exit 0 unless the bench itself could not run.
+
+- thread pool (bench/threadpool.c: as many threads as cores, matrix-vector steps between
+  spinning barriers): profiled over unprofiled throughput (steps per second; the steps are
+  fixed, so the ratio is wall without / wall with) for perfscope, gperftools and
+  `perf record -g` at 199 and 997 Hz, paired and alternated in one session, with an A/A pair.
+- fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
+  parts turned off), paired: extra CPU (the shell and all its children, from wait4) per process.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze  # noqa: E402
+import readers  # noqa: E402
+import report  # noqa: E402
+
+
+def pool_configs(have_gperf, have_perf):
+    c = [{"name": "A/A (no profiler either side)", "kind": "none", "hz": 0}]
+    for hz in (199, 997):
+        c.append({"name": "perfscope %d Hz (defaults)" % hz, "kind": "ps", "hz": hz, "env": {}})
+        if have_gperf:
+            c.append({"name": "gperftools %d Hz" % hz, "kind": "gperf", "hz": hz})
+        if have_perf:
+            c.append({"name": "perf record -g -F %d" % hz, "kind": "perf", "hz": hz})
+    return c
+
+
+def perf_ok():
+    """Whether `perf record -g` of our own child works here (perf_event_paranoid may stop it)."""
+    if not shutil.which("perf"):
+        return False, "perf is not installed"
+    try:
+        p = subprocess.run(["perf", "record", "-q", "-g", "-F", "199", "-o", "/dev/null", "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, "perf record failed: %s" % e
+    if p.returncode != 0:
+        return False, "perf record refused: %s" % p.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    return True, ""
+
+
+def argv_for(cfg, target, work):
+    if cfg["kind"] == "perf":
+        return ["perf", "record", "-g", "-F", str(cfg["hz"]), "-o", os.path.join(work, "perf.data"),
+                "--"] + target
+    return target
+
+
+def env_for(cfg, args, work):
+    env = analyze.clean_env()
+    if cfg["kind"] == "ps":
+        env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work,
+                    "PERFSCOPE_HZ": str(cfg["hz"])})
+        env.update(cfg.get("env", {}))
+    elif cfg["kind"] == "gperf":
+        env.update({"LD_PRELOAD": args.libprofiler, "CPUPROFILE": os.path.join(work, "prof"),
+                    "CPUPROFILE_FREQUENCY": str(cfg["hz"])})
+    return env
+
+
+def samples_of(cfg, work, log_path):
+    if cfg["kind"] == "ps":
+        return readers.perfscope_samples(work)["distinct"]
+    if cfg["kind"] == "gperf":
+        return readers.gperftools_samples(os.path.join(work, "prof"))["distinct"]
+    if cfg["kind"] == "perf":
+        with open(log_path, "rb") as f:
+            m = re.search(rb"\((\d+) samples\)", f.read())
+        return int(m.group(1)) if m else None
+    return None
+
+
+def pool_pair(cfg, args, rep):
+    work = os.path.join(args.work, "pool%d" % rep)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    target = [os.path.abspath(args.pool)] + ([str(args.steps)] if args.steps else [])
+    base = analyze.run_once(target, analyze.clean_env(), os.path.join(args.work, "pool_without.log"))
+    log = os.path.join(args.work, "pool_with.log")
+    w = analyze.run_once(argv_for(cfg, target, work), env_for(cfg, args, work), log)
+    pair = {"without": base, "with": w, "error": None, "samples": None}
+    if base["hung"] or w["hung"] or base["rc"] or w["rc"]:
+        pair["error"] = "exit status %d/%d%s" % (base["rc"], w["rc"], " (hung)" if base["hung"] or w["hung"] else "")
+    elif base["out"] != w["out"] or not base["out"]:
+        pair["error"] = "output differs: %r vs %r" % (base["out"], w["out"])
+    else:
+        try:
+            pair["samples"] = samples_of(cfg, work, log)
+        except (OSError, ValueError) as e:
+            pair["error"] = "samples unreadable: %s" % e
+    shutil.rmtree(work, ignore_errors=True)
+    return pair
+
+
+def stat(xs):
+    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+
+
+def fmt(s, f="%.4f"):
+    return ("%s [%s-%s]" % (f, f, f)) % s if s else "-"
+
+
+def pool_section(args, cfgs, pairs, machine, perf_note):
+    L = ["## Thread pool (bench/threadpool.c)", "",
+         "Written by `bench/pool.py` (run by `make bench` after the pairs above). %d threads (one per "
+         "core) each step compute their rows of a 384x384 matrix-vector product, then meet at a "
+         "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of steps, so the "
+         "throughput ratio (profiled over unprofiled steps per second) is wall without / wall with, "
+         "paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
+         "repetition). Load average at start %s, at end %s. 1.000 = free." % (
+             machine["nproc"], args.n, machine["loadavg_start"], machine["loadavg_end"]), ""]
+    if perf_note:
+        L += ["`perf record` could not run here: %s (perf_event_paranoid=%s); its rows are missing." % (
+            perf_note, machine["paranoid"]), ""]
+    L += ["| config | throughput ratio | CPU ratio | samples / (wall s x threads x Hz) | pairs ok |",
+          "|---|---|---|---|---|"]
+    rows = {}
+    for c in cfgs:
+        ok = [p for p in pairs[c["name"]] if not p["error"]]
+        thr = stat([p["without"]["wall"] / p["with"]["wall"] for p in ok])
+        cpu = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
+        yl = stat([p["samples"] / (p["with"]["cpu"] * c["hz"]) for p in ok if p["samples"] and c["hz"]])
+        rows[c["name"]] = (c, thr)
+        L.append("| %s | %s | %s | %s | %d/%d |" % (c["name"], fmt(thr), fmt(cpu),
+                                                   fmt(yl, "%.3f") if yl else "-", len(ok), len(pairs[c["name"]])))
+    errs = [(c["name"], p["error"]) for c in cfgs for p in pairs[c["name"]] if p["error"]]
+    L += [""]
+    aa = rows.get(cfgs[0]["name"], (None, None))[1]
+    if aa:
+        L.append("- Noise floor (A/A): throughput ratio %.4f-%.4f." % (aa[1], aa[2]))
+    L.append("- The samples column divides by the profiled run's CPU seconds (user+sys) x the rate: "
+             "spinning at the barrier is CPU time too, and is sampled.")
+    ps199 = rows.get("perfscope 199 Hz (defaults)", (None, None))[1]
+    if ps199:
+        loss = 1 - ps199[0]
+        L.append("- target: at most 1%% throughput loss at 199 Hz: perfscope %.4f (loss %.2f%%) -> %s" % (
+            ps199[0], loss * 100, "met" if loss <= 0.01 else "MISSED"))
+    ps997 = rows.get("perfscope 997 Hz (defaults)", (None, None))[1]
+    pr997 = rows.get("perf record -g -F 997", (None, None))[1]
+    if ps997 and pr997:
+        L.append("- target: at 997 Hz no worse than `perf record -g` at 997 Hz: perfscope %.4f vs perf "
+                 "%.4f -> %s" % (ps997[0], pr997[0], "met" if ps997[0] >= pr997[0] else "MISSED"))
+    elif ps997:
+        L.append("- target at 997 Hz against `perf record -g`: not measured (%s)." % (perf_note or "no perf rows"))
+    for name, e in errs:
+        L.append("- failed pair, %s: %s" % (name, e))
+    return L
+
+
+FORK_CONFIGS = [
+    {"name": "A/A (no shim either side)", "env": None},
+    {"name": "shim, defaults (199 Hz, tick timer)", "env": {}},
+    {"name": "shim, PERFSCOPE_HZ=0 (no sampling: no sample files, maps, clocks, libunwind)",
+     "env": {"PERFSCOPE_HZ": "0"}},
+    {"name": "shim, 997 Hz (perf events)", "env": {"PERFSCOPE_HZ": "997"}},
+    {"name": "the shim's libraries alone (libunwind, cjson, zlib preloaded: the loader's share)",
+     "env": "libs"},
+]
+LIBS = "libunwind.so.8:libcjson.so.1:libz.so.1"
+
+
+def fork_env(cfg, args, work):
+    env = analyze.clean_env()
+    if cfg["env"] == "libs":
+        env["LD_PRELOAD"] = LIBS
+    elif cfg["env"] is not None:
+        env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work})
+        env.update(cfg["env"])
+    return env
+
+
+def fork_pair(cfg, args, rep):
+    work = os.path.join(args.work, "fork%d" % rep)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    argv = ["bash", "-c", 'for ((i = 0; i < %d; i++)); do /bin/true; done; echo "checksum done"' % args.procs]
+    base = analyze.run_once(argv, analyze.clean_env(), os.path.join(args.work, "fork_without.log"))
+    w = analyze.run_once(argv, fork_env(cfg, args, work), os.path.join(args.work, "fork_with.log"))
+    err = None
+    if base["rc"] or w["rc"] or base["out"] != w["out"]:
+        err = "exit status %d/%d, output %r/%r" % (base["rc"], w["rc"], base["out"], w["out"])
+    procs = None
+    path = os.path.join(work, "procs.jsonl")
+    if cfg["env"] not in (None, "libs") and os.path.exists(path):
+        with open(path) as f:
+            procs = sum(1 for line in f if '"exit"' in line)
+    shutil.rmtree(work, ignore_errors=True)
+    return {"without": base, "with": w, "error": err, "exits": procs}
+
+
+def fork_section(args, pairs, machine):
+    L = ["## Fork+exec: what each process pays", "",
+         "Written by `bench/pool.py`. A bash loop runs /bin/true %d times; each pair runs it without, "
+         "then with (BENCH_FORK_N=%d pairs, alternated and rotated). Extra CPU per process = (CPU with - "
+         "CPU without) / %d, the CPU being user+sys of the shell and all its children (wait4). Every "
+         "process of the loop is measured with the shim: the shell's fork child, its exec and /bin/true. "
+         "Load average at start %s, at end %s." % (args.procs, args.fork_n, args.procs,
+                                                  machine["loadavg_start"], machine["loadavg_end"]), "",
+         "| config | extra CPU ms / process | CPU ratio | exit lines / processes | pairs ok |",
+         "|---|---|---|---|---|"]
+    med = {}
+    for c in FORK_CONFIGS:
+        ok = [p for p in pairs[c["name"]] if not p["error"]]
+        d = stat([(p["with"]["cpu"] - p["without"]["cpu"]) / args.procs * 1e3 for p in ok])
+        r = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
+        ex = [p["exits"] for p in ok if p["exits"] is not None]
+        med[c["name"]] = d
+        L.append("| %s | %s | %s | %s | %d/%d |" % (c["name"], fmt(d, "%.3f"), fmt(r), "%d / %d" % (
+            statistics.median(ex), args.procs) if ex else "-", len(ok), len(pairs[c["name"]])))
+    L.append("")
+    d = med.get(FORK_CONFIGS[1]["name"])
+    if d:
+        L.append("- target: at most +0.3 ms CPU per process (defaults): %+.3f ms -> %s" % (
+            d[0], "met" if d[0] <= 0.3 else "MISSED"))
+    aa = med.get(FORK_CONFIGS[0]["name"])
+    if aa:
+        L.append("- Noise floor (A/A): %+.3f..%+.3f ms per process." % (aa[1], aa[2]))
+    L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "
+             "(the shell's own exit line too) must all be there, lazy start or not.")
+    return L
+
+
+def replace_section(path, title, lines):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    start = text.find(title)
+    if start >= 0:
+        nxt = text.find("\n## ", start + len(title))
+        # keep sub-sections that belong to this one (none today): cut up to the next "## "
+        text = text[:start].rstrip("\n") + ("\n\n" + text[nxt + 1:] if nxt >= 0 else "")
+    text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pool", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--libprofiler", default="")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--n", type=int, default=6)
+    ap.add_argument("--fork-n", type=int, default=6)
+    ap.add_argument("--procs", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=0)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    have_perf, perf_note = perf_ok()
+    cfgs = pool_configs(bool(args.libprofiler), have_perf)
+    machine = report.machine_info()
+    start = time.monotonic()
+    print("bench: thread pool, %d configurations x %d pairs; load %s" % (len(cfgs), args.n,
+                                                                       machine["loadavg_start"]), flush=True)
+    pairs = {c["name"]: [] for c in cfgs}
+    for rep in range(args.n):
+        order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
+        for c in order:
+            p = pool_pair(c, args, rep)
+            pairs[c["name"]].append(p)
+            print("  rep %d  %-36s throughput %.4f  samples %s%s" % (
+                rep + 1, c["name"], p["without"]["wall"] / p["with"]["wall"], p["samples"],
+                ("  ERROR " + p["error"]) if p["error"] else ""), flush=True)
+    machine["loadavg_end"] = report.loadavg()
+    replace_section(args.results, "## Thread pool", pool_section(args, cfgs, pairs, machine, perf_note))
+
+    machine["loadavg_start"] = report.loadavg()
+    fpairs = {c["name"]: [] for c in FORK_CONFIGS}
+    for rep in range(args.fork_n):
+        order = FORK_CONFIGS[rep % len(FORK_CONFIGS):] + FORK_CONFIGS[:rep % len(FORK_CONFIGS)]
+        for c in order:
+            p = fork_pair(c, args, rep)
+            fpairs[c["name"]].append(p)
+            print("  rep %d  %-40.40s extra %.3f ms/process%s" % (
+                rep + 1, c["name"], (p["with"]["cpu"] - p["without"]["cpu"]) / args.procs * 1e3,
+                ("  ERROR " + p["error"]) if p["error"] else ""), flush=True)
+    machine["loadavg_end"] = report.loadavg()
+    replace_section(args.results, "## Fork+exec", fork_section(args, fpairs, machine))
+    print("bench: thread pool and fork+exec sections written (%.0f s)" % (time.monotonic() - start))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
