@@ -8,7 +8,8 @@
 # - with a markers file (inotify-watched), counters off: the same;
 # - counters at their default 100 ms: at most 5 a second plus one per counter period (the
 #   period is the user's setting, its reads are its own wakeups): 2 x (5 + 10) = 30;
-# - meta.json's sampling.shim_threads_wakeups counts the shim threads' passes.
+# - meta.json's sampling.shim_threads_wakeups counts the shim threads' passes, and the report
+#   states the shim's own cost ("- perfscope's own threads: ... CPU s ..., N wakeups").
 # A count of context switches, never a timing; a loaded machine delays a wakeup, it adds none.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -61,5 +62,10 @@ s = json.loads(lines[-1]).get("sampling", {})
 w = s.get("shim_threads_wakeups")
 check(isinstance(w, (int, float)) and 20 <= w <= 200,
       "meta.json sampling.shim_threads_wakeups is %r after ~3 s with counters every 100 ms (want 20-200)" % (w,))
+rep = subprocess.run([os.path.join(os.environ["TOOLS"], "perfscope-report"), out], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, timeout=120)
+line = [l for l in rep.stdout.decode(errors="replace").splitlines() if l.startswith("- perfscope's own threads: ")]
+check(rep.returncode == 0 and len(line) == 1 and (" %.0f wakeups" % w) in line[0],
+      "the report states the shim's own cost with meta.json's %r wakeups: rc %d, lines %r" % (w, rep.returncode, line))
 finish()
 EOF2
