@@ -60,7 +60,7 @@ static _Atomic int wake_pending;
 static _Atomic uint32_t wake_seq;
 /* Set while the writer sleeps its long idle period: the first sample taken then wakes it
  * (writer_note_sample), so a sample still reaches the file within a normal period. */
-_Atomic int ps_writer_idle;
+static _Atomic int writer_idle;
 static _Atomic uint64_t writer_passes;
 static pthread_t writer_thread;
 static int writer_running;
@@ -438,16 +438,16 @@ static void writer_sleep(const struct timespec *until, int idle)
 {
     uint32_t seq = atomic_load(&wake_seq);
     if (idle) {
-        atomic_store(&ps_writer_idle, 1);
+        atomic_store(&writer_idle, 1);
         atomic_thread_fence(memory_order_seq_cst);
         if (drain_needed()) { /* a sample landed between the pass and now */
-            atomic_store(&ps_writer_idle, 0);
+            atomic_store(&writer_idle, 0);
             return;
         }
     }
     if (!atomic_load(&stop_requested) && !atomic_exchange(&wake_pending, 0))
         futex_word(&wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, until);
-    atomic_store(&ps_writer_idle, 0);
+    atomic_store(&writer_idle, 0);
 }
 
 /* From the SIGPROF handler, after a sample is in its ring: wakes a writer sleeping its idle
@@ -455,7 +455,7 @@ static void writer_sleep(const struct timespec *until, int idle)
 void writer_note_sample(void)
 {
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&ps_writer_idle, memory_order_relaxed) && atomic_exchange(&ps_writer_idle, 0)) {
+    if (atomic_load_explicit(&writer_idle, memory_order_relaxed) && atomic_exchange(&writer_idle, 0)) {
         int saved = errno;
         atomic_fetch_add(&wake_seq, 1);
         futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -576,7 +576,7 @@ void writer_wake(void)
 void writer_forget_after_fork(void)
 {
     writer_running = 0;
-    atomic_store(&ps_writer_idle, 0);
+    atomic_store(&writer_idle, 0);
     atomic_store(&writer_passes, 0);
     atomic_store(&io_lock, 0);
     free(maps_last);
