@@ -84,6 +84,9 @@ def samples_of(cfg, work, log_path):
     return None
 
 
+POOL_TIMEOUT_S = 60  # 1.5-3 s on a quiet 2-core machine; oversubscribed, barrier steps wait for time slices
+
+
 def pool_pair(cfg, args, rep):
     work = os.path.join(args.work, "pool%d" % rep)
     shutil.rmtree(work, ignore_errors=True)
@@ -93,8 +96,11 @@ def pool_pair(cfg, args, rep):
     log = os.path.join(args.work, "pool_with.log")
     w = analyze.run_once(argv_for(cfg, target, work), env_for(cfg, args, work), log)
     pair = {"without": base, "with": w, "error": None, "samples": None}
-    if base["hung"] or w["hung"] or base["rc"] or w["rc"]:
-        pair["error"] = "exit status %d/%d%s" % (base["rc"], w["rc"], " (hung)" if base["hung"] or w["hung"] else "")
+    if base["hung"] or w["hung"]:
+        pair["error"] = ("killed after %d s (the machine is oversubscribed: every barrier step waits for a "
+                         "time slice)" % POOL_TIMEOUT_S)
+    elif base["rc"] or w["rc"]:
+        pair["error"] = "exit status %d/%d" % (base["rc"], w["rc"])
     elif base["out"] != w["out"] or not base["out"]:
         pair["error"] = "output differs: %r vs %r" % (base["out"], w["out"])
     else:
@@ -121,8 +127,11 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
          "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of steps, so the "
          "throughput ratio (profiled over unprofiled steps per second) is wall without / wall with, "
          "paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
-         "repetition). Load average at start %s, at end %s. 1.000 = free." % (
-             machine["nproc"], args.n, machine["loadavg_start"], machine["loadavg_end"]), ""]
+         "repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
+         "pool needs a quiet machine: with more runnable threads than cores each step waits for a time "
+         "slice, and the ratios mean nothing." % (
+             machine["nproc"], args.n, max(len(v) for v in pairs.values()), machine["loadavg_start"],
+             machine["loadavg_end"]), ""]
     if perf_note:
         L += ["`perf record` could not run here: %s (perf_event_paranoid=%s); its rows are missing." % (
             perf_note, machine["paranoid"]), ""]
@@ -315,6 +324,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--n", type=int, default=6)
+    ap.add_argument("--budget", type=float, default=300, help="stop starting thread-pool repetitions after this")
     ap.add_argument("--fork-n", type=int, default=6)
     ap.add_argument("--procs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=0)
@@ -330,7 +340,14 @@ def main():
     print("bench: thread pool, %d configurations x %d pairs; load %s" % (len(cfgs), args.n,
                                                                        machine["loadavg_start"]), flush=True)
     pairs = {c["name"]: [] for c in cfgs}
+    analyze.RUN_TIMEOUT_S = POOL_TIMEOUT_S
+    reps = 0
     for rep in range(args.n):
+        elapsed = time.monotonic() - start
+        if reps and elapsed + elapsed / reps > args.budget:
+            print("bench: thread-pool time budget (%.0f s) reached after %d repetitions" % (args.budget, reps))
+            break
+        reps += 1
         order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
         for c in order:
             p = pool_pair(c, args, rep)
@@ -341,6 +358,7 @@ def main():
     machine["loadavg_end"] = report.loadavg()
     replace_section(args.results, "## Thread pool", pool_section(args, cfgs, pairs, machine, perf_note))
 
+    analyze.RUN_TIMEOUT_S = 90
     machine["loadavg_start"] = report.loadavg()
     fpairs = {c["name"]: [] for c in FORK_CONFIGS}
     for rep in range(args.fork_n):

@@ -8,7 +8,8 @@
 # never fails on figures: exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
 # this many seconds, default 500), BENCH_ITERS (target iterations per thread); BENCH_POOL_N
-# (thread-pool pairs per configuration, default 6), BENCH_FORK_N (fork+exec pairs, default 6),
+# (thread-pool pairs per configuration, default 6; BENCH_POOL_BUDGET_S, default 300, stops
+# starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
 # BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
 set -u
@@ -41,7 +42,7 @@ rc=$?
 # sample taken apart, each a section of its own.
 python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfscope.so" \
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
-  --n "${BENCH_POOL_N:-6}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
+  --n "${BENCH_POOL_N:-6}" --budget "${BENCH_POOL_BUDGET_S:-300}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
   --cost-rounds "${BENCH_COST_ROUNDS:-9}"
 [ $? -ne 0 ] && rc=1
 # After analyze.py, which writes RESULTS.md whole: this adds its section to that file.

@@ -2,7 +2,8 @@
  * thread pool (ggml, OpenMP): as many threads as cores, each step a matrix-vector product
  * split by rows over the threads, the steps separated by a spinning barrier, so any thread
  * interrupted (by a profiler's signal, or by a profiler's own thread taking its core) stalls
- * the others. Fixed work: a fixed number of steps (argv[1], default 20000), not a fixed time.
+ * the others (after a long spin it yields the core, as OpenMP's wait policy does, so an
+ * overloaded machine does not turn the run into minutes). Fixed work: a fixed number of steps (argv[1], default 20000), not a fixed time.
  * Prints a checksum (so the work stays and a profiled run can be checked against an
  * unprofiled one) and the steps per second of the run. Never sleeps, never blocks in the
  * kernel between steps. Build: -O2 -g -fno-omit-frame-pointer -pthread. */
@@ -34,8 +35,15 @@ static void barrier(int *local_sense)
         atomic_store(&sense, *local_sense);
         return;
     }
-    while (atomic_load_explicit(&sense, memory_order_acquire) != *local_sense)
-        __builtin_ia32_pause();
+    /* Spin, then yield the core between checks (OpenMP's active wait does the same after its
+     * spin count): on a machine with more runnable threads than cores a pure spin waits a whole
+     * time slice for a thread that is not running, and the run takes minutes. */
+    for (long spins = 0; atomic_load_explicit(&sense, memory_order_acquire) != *local_sense; spins++) {
+        if (spins < 20000)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
 }
 
 /* Rows [lo, hi) of y = A x, then a normalisation that keeps the values bounded. */
