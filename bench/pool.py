@@ -124,13 +124,13 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
     L = ["## Thread pool (bench/threadpool.c)", "",
          "Written by `bench/pool.py` (run by `make bench` after the pairs above). %d threads (one per "
          "core) each step compute their rows of a 384x384 matrix-vector product, then meet at a "
-         "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of steps, so the "
+         "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of steps (%d), so the "
          "throughput ratio (profiled over unprofiled steps per second) is wall without / wall with, "
          "paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
          "repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
          "pool needs a quiet machine: with more runnable threads than cores each step waits for a time "
          "slice, and the ratios mean nothing." % (
-             machine["nproc"], args.n, max(len(v) for v in pairs.values()), machine["loadavg_start"],
+             machine["nproc"], args.steps or 20000, args.n, max(len(v) for v in pairs.values()), machine["loadavg_start"],
              machine["loadavg_end"]), ""]
     if perf_note:
         L += ["`perf record` could not run here: %s (perf_event_paranoid=%s); its rows are missing." % (
