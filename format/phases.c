@@ -35,6 +35,50 @@ static long long tokens_of(const cJSON *obj)
     return -1;
 }
 
+/* The "attrs" object as "key=value\n" lines (rules in phases.h); NULL when it holds none. */
+static char *attrs_of(const cJSON *obj, int *oom)
+{
+    const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(obj, "attrs"), *a;
+    if (!cJSON_IsObject(attrs))
+        return NULL;
+    char buf[PHASE_ATTRS_MAX * (PHASE_ATTR_BYTES + 2)];
+    size_t n = 0, kept = 0;
+    cJSON_ArrayForEach(a, attrs)
+    {
+        if (kept == PHASE_ATTRS_MAX || !a->string || !*a->string)
+            break;
+        char val[64];
+        const char *v = cJSON_IsString(a) && a->valuestring ? a->valuestring : NULL;
+        if (!v && cJSON_IsNumber(a)) {
+            snprintf(val, sizeof val, "%.17g", a->valuedouble);
+            v = val;
+        }
+        int ok = v != NULL;
+        for (const char *c = a->string; ok && *c; c++)
+            ok = *c != '=' && (unsigned char)*c >= 0x20 && *c != 0x7f;
+        if (!ok)
+            continue;
+        int len = snprintf(buf + n, PHASE_ATTR_BYTES + 1, "%s=%s", a->string, v);
+        size_t w = len < 0 ? 0 : (size_t)len > PHASE_ATTR_BYTES ? PHASE_ATTR_BYTES : (size_t)len;
+        for (size_t i = n; i < n + w; i++)
+            if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+                buf[i] = '?';
+        n += w;
+        buf[n++] = '\n';
+        kept++;
+    }
+    if (!n)
+        return NULL;
+    char *s = malloc(n + 1);
+    if (!s) {
+        *oom = 1;
+        return NULL;
+    }
+    memcpy(s, buf, n);
+    s[n] = '\0';
+    return s;
+}
+
 struct load_state {
     struct phases *p;
     size_t cap;
@@ -81,7 +125,8 @@ static int take_line(cJSON *obj, size_t lineno, void *arg)
         strcpy(b->source, source->valuestring);
     b->tokens = tokens_of(obj);
     b->lineno = lineno;
-    return 0;
+    b->attrs = attrs_of(obj, &st->oom);
+    return st->oom;
 }
 
 static int by_time(const void *a, const void *b)
@@ -186,6 +231,7 @@ static int build(struct phases *p)
         strcpy(ph->name, p->b[i].name);
         ph->start_ns = ph->end_ns = p->b[i].t_ns;
         ph->tokens = p->b[i].tokens;
+        ph->attrs = p->b[i].attrs;
         ph->open = 1;
     }
     if (assign_groups(p) != 0)
@@ -286,6 +332,8 @@ void phases_free(struct phases *p)
 {
     if (!p)
         return;
+    for (size_t i = 0; i < p->nb; i++)
+        free(p->b[i].attrs);
     free(p->b);
     free(p->v);
     free(p->spans);

@@ -26,6 +26,8 @@
 
 #define PHASE_NAME_MAX 64
 #define PHASES_NONE "(none)"
+#define PHASE_ATTRS_MAX 16
+#define PHASE_ATTR_BYTES 200
 
 struct phase_boundary {
     uint64_t t_ns;
@@ -35,6 +37,9 @@ struct phase_boundary {
     char source[8];        /* "file", "api", or "" when absent or unknown */
     long long tokens;      /* -1: none */
     size_t lineno;         /* line in phases.jsonl, to go back for its counters */
+    char *attrs;           /* its attributes as "key=value\n" lines (PHASE_ATTRS_MAX at most,
+                            * each cut to PHASE_ATTR_BYTES; a key with '=' or a control byte is
+                            * left out, a value's control bytes become '?'), NULL: none */
 };
 
 struct phase {
@@ -45,6 +50,7 @@ struct phase {
     int open;              /* never ended: end_ns is the run's end */
     int parent;            /* the innermost phase open at its begin, -1 none */
     int depth;             /* phases open around it at its begin */
+    const char *attrs;     /* its begin line's attributes (phase_boundary.attrs), NULL: none */
 };
 
 /* From start_ns until the next span's start, `phase` (an index, -1: none) is innermost. */

@@ -76,13 +76,14 @@ struct start_args {
     int prof_hidden; /* the creator's mask, as the target sees it, blocked SIGPROF */
 };
 
+__attribute__((optimize("optimize-sibling-calls")))
 static void *thread_trampoline(void *p)
 {
     struct start_args a = *(struct start_args *)p;
     free(p);
     sigmask_inherit(a.prof_hidden);
     threads_started();
-    return a.fn(a.arg);
+    return a.fn(a.arg); /* a jump: the thread's stacks hold no frame of the shim's */
 }
 
 PS_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -400,17 +401,27 @@ PS_API int daemon(int nochdir, int noclose)
     return rc;
 }
 
-/* A return from main reaches exit() inside the C library, past any wrapper: so main itself
- * is wrapped, to know its status. */
+/* A return from main reaches exit() inside the C library, past any wrapper: so the status is
+ * taken from an on_exit handler, which glibc calls with exit's status. It is registered just
+ * before main starts, after __libc_start_main registered the loader's finalizer, so it runs
+ * (exit handlers run last registered first) before the shim's own destructor reads the status.
+ * The step before main is a tail call (a jump, not a call): the shim leaves no frame of its
+ * own between __libc_start_call_main and main in any stack it samples. */
 typedef int (*main_fn)(int, char **, char **);
 static main_fn target_main;
 
-static int main_trampoline(int argc, char **argv, char **envp)
+static void on_exit_status(int status, void *arg)
 {
-    int rc = target_main(argc, argv, envp);
-    exit_code = rc;
+    (void)arg;
+    exit_code = status;
     exit_code_set = 1;
-    return rc;
+}
+
+__attribute__((optimize("optimize-sibling-calls")))
+static int main_entry(int argc, char **argv, char **envp)
+{
+    on_exit(on_exit_status, NULL);
+    return target_main(argc, argv, envp); /* a jump: main's caller is libc's, not ours */
 }
 
 PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
@@ -419,7 +430,7 @@ PS_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
     int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
     *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
     target_main = main;
-    return real(main_trampoline, argc, argv, init, fini, rtld_fini, stack_end);
+    return real(main_entry, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 /* ---- seccomp: strict mode and filters (shim.c decides what to do before they apply) ---- */

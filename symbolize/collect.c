@@ -264,7 +264,8 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
     uint32_t loc;
     if (e && e->path[0] == '/') {
         uint32_t m = symtab_file_module(&p->st, e->path, e->inode);
-        loc = symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
+        loc = p->st.mods[m].shim ? PROF_LOC_LEFT_OUT
+                                 : symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
     } else {
         const struct perfmap_entry *pe = NULL;
         if (!e || is_anonymous(e->path) || e->path[0] == '[') {
@@ -399,7 +400,18 @@ static void sc_free(struct stack_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The call tree node of a raw stack (frames[0] the leaf). */
+/* The node a pseudo location hangs under the root as (made on first use). */
+static uint32_t pseudo_root(struct profile *p, uint32_t *node, const char *name)
+{
+    if (!*node)
+        *node = child_node(p, 0, symtab_pseudo_loc(&p->st, symtab_pseudo_module(&p->st, name,
+                                                                                SYM_PSEUDO)));
+    return *node;
+}
+
+/* The call tree node of a raw stack (frames[0] the leaf). The stack rules (profile.h): the
+ * shim's frames are left out, a stack as deep as its file's max_frames hangs under
+ * [truncated], one left with no frame is [perfscope]. */
 static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
                            uint32_t n)
 {
@@ -409,11 +421,64 @@ static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, con
     uint32_t node = sc_find(&p->sc, h, head, f, n, &where);
     if (node != UINT32_MAX)
         return node;
-    node = 0;
-    for (uint32_t i = n; i-- > 0;)
-        node = child_node(p, node, resolve_frame(p, image, snap, f[i], i > 0));
+    uint32_t top = prof_stack_cut(p, image, n) ? pseudo_root(p, &p->trunc_node, PROF_TRUNCATED) : 0;
+    node = top;
+    for (uint32_t i = n; i-- > 0;) {
+        uint32_t loc = resolve_frame(p, image, snap, f[i], i > 0);
+        if (loc != PROF_LOC_LEFT_OUT)
+            node = child_node(p, node, loc);
+    }
+    if (node == top) {
+        uint32_t only = pseudo_root(p, &p->shim_node, PROF_SHIM_ONLY);
+        node = top ? child_node(p, top, p->nodes[only].loc) : only;
+    }
     sc_add(&p->sc, h, head, f, n, node);
     return node;
+}
+
+uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns, const uint64_t *f,
+                         uint32_t n)
+{
+    const struct prof_image *img = &p->img[image];
+    uint32_t snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, t_ns) - img->maps->snaps) : 0;
+    uint64_t head = (uint64_t)image << 32 | snap;
+    size_t where;
+    uint32_t node = sc_find(&p->sc, stack_hash(head, f, n), head, f, n, &where);
+    if (node != UINT32_MAX)
+        return node;
+    /* Past the cache's bound: the same walk, through what collecting left in the indexes. */
+    uint32_t top = prof_stack_cut(p, image, n) ? p->trunc_node : 0;
+    node = top;
+    for (uint32_t i = n; i-- > 0;) {
+        uint64_t key[2] = {(uint64_t)image << 32 | (uint64_t)snap << 1 | (uint64_t)(i > 0), f[i]};
+        const uint64_t *loc = hmap_find(&p->frame_cache, key);
+        if (!loc)
+            return UINT32_MAX;
+        if ((uint32_t)*loc == PROF_LOC_LEFT_OUT)
+            continue;
+        uint64_t nk[2] = {node, *loc};
+        const uint64_t *child = hmap_find(&p->node_idx, nk);
+        if (!child)
+            return UINT32_MAX;
+        node = (uint32_t)*child;
+    }
+    if (node == top) {
+        if (!p->shim_node)
+            return UINT32_MAX;
+        if (!top)
+            return p->shim_node;
+        uint64_t nk[2] = {top, p->nodes[p->shim_node].loc};
+        const uint64_t *child = hmap_find(&p->node_idx, nk);
+        return child ? (uint32_t)*child : UINT32_MAX;
+    }
+    return node;
+}
+
+uint32_t prof_thread_find(const struct profile *p, uint32_t image, uint32_t tid)
+{
+    uint64_t key[1] = {(uint64_t)image << 32 | tid};
+    const uint64_t *slot = hmap_find(&p->thr_idx, key);
+    return slot ? (uint32_t)*slot : UINT32_MAX;
 }
 
 /* ---- sample files ---- */

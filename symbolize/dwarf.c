@@ -412,7 +412,7 @@ int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
     const char *sname = symbol_at(f, a);
     int in_sym = sname != NULL;
 
-    const char *file = NULL;
+    const char *file = NULL, *comp_dir = NULL;
     int line = 0;
     int n = 0;
     if (dw_has_dwarf(f)) {
@@ -421,6 +421,10 @@ int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
         const struct dwcu *idx = cu ? cu_index(f, cu) : NULL;
         if (idx)
             n = dwcu_chain(idx, a - cubias, file, line, out, max);
+        Dwarf_Attribute at;
+        comp_dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at)) : NULL;
+        for (int i = 0; i < n; i++)
+            out[i].comp_dir = comp_dir;
     }
     if (n > 0) {
         /* The out-of-line frame is named as the symbol table names the code there (a
@@ -431,6 +435,6 @@ int dw_lookup(struct dw_file *f, uint64_t vaddr, struct dw_frame *out, int max)
     }
     if (!in_sym)
         return 0;
-    out[0] = (struct dw_frame){.name = sname, .file = file, .line = line};
+    out[0] = (struct dw_frame){.name = sname, .file = file, .line = line, .comp_dir = comp_dir};
     return 1;
 }

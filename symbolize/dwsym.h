@@ -25,6 +25,8 @@ struct dw_frame {
     int line;               /* 0 if unknown */
     const char *decl_file;  /* where the function is defined, NULL if unknown */
     int decl_line;
+    const char *comp_dir;   /* the unit's DW_AT_comp_dir, which relative file names are
+                             * relative to (NULL if unknown) */
 };
 
 /* Opens path. Returns 0, or -1 with why (no path in it) filled: "not a regular file",

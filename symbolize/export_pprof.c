@@ -11,6 +11,7 @@
  * address - memory_start is the file offset pprof expects). Every mapping says has_functions, so
  * no tool tries to symbolize again. It must never write other than through outfile.c. */
 #include "tables.h"
+#include "replay.h"
 #include "outfile.h"
 #include "utf8.h"
 
@@ -176,6 +177,71 @@ static void label(struct writer *w, const char *key, const char *str, int64_t nu
     pb_sub(&w->m1, SAMPLE_LABEL, &w->m2);
 }
 
+/* The phases open around occurrence occ (those open when it began: its parents), outermost
+ * first, as labels phase.0 (outermost) ... phase.N (occ itself, = the label phase); then the
+ * attributes of their begin lines, each key once (the innermost phase's value wins), named as
+ * the marker line names them, or attr.KEY where that is a label of ours. */
+#define CHAIN_MAX 64
+static void phase_labels(struct writer *w, int occ)
+{
+    const struct phases *ph = w->p->phases;
+    int chain[CHAIN_MAX], n = 0;
+    for (int k = occ; k >= 0 && n < CHAIN_MAX && (size_t)k < ph->n; k = ph->v[k].parent)
+        chain[n++] = k;
+    for (int i = n - 1, depth = 0; i >= 0; i--, depth++) {
+        char key[32];
+        snprintf(key, sizeof key, "phase.%d", depth);
+        label(w, key, ph->v[chain[i]].name, 0);
+    }
+    char seen[PHASE_ATTRS_MAX * 4][PHASE_ATTR_BYTES + 1];
+    size_t nseen = 0;
+    for (int i = 0; i < n; i++) { /* innermost first: the first value of a key wins */
+        const char *a = ph->v[chain[i]].attrs;
+        while (a && *a) {
+            const char *eq = strchr(a, '='), *nl = strchr(a, '\n');
+            if (!nl)
+                break;
+            if (eq && eq < nl) {
+                char kbuf[PHASE_ATTR_BYTES + 8], vbuf[PHASE_ATTR_BYTES + 1];
+                int kl = (int)(eq - a);
+                snprintf(vbuf, sizeof vbuf, "%.*s", (int)(nl - eq - 1), eq + 1);
+                int ours = (kl == 5 && strncmp(a, "phase", 5) == 0) || strncmp(a, "phase.", 6) == 0 ||
+                           (kl == 3 && (strncmp(a, "pid", 3) == 0 || strncmp(a, "tid", 3) == 0)) ||
+                           (kl == 6 && strncmp(a, "thread", 6) == 0);
+                snprintf(kbuf, sizeof kbuf, "%s%.*s", ours ? "attr." : "", kl, a);
+                size_t j = 0;
+                while (j < nseen && strcmp(seen[j], kbuf) != 0)
+                    j++;
+                if (j == nseen && nseen < sizeof seen / sizeof seen[0]) {
+                    snprintf(seen[nseen++], sizeof seen[0], "%s", kbuf);
+                    label(w, kbuf, vbuf, 0);
+                }
+            }
+            a = nl + 1;
+        }
+    }
+}
+
+/* Replayed samples counted per (phase occurrence + 1 | thread << 32, node). */
+struct occ_counts {
+    struct writer *w;
+    struct hmap counts;
+    int oom;
+};
+
+static int count_occ(void *arg, const struct replay_sample *s)
+{
+    struct occ_counts *oc = arg;
+    uint64_t key[2] = {(uint64_t)(uint32_t)(s->phase + 1) | (uint64_t)s->thread << 32, s->node};
+    uint64_t *c = hmap_get(&oc->counts, key, NULL);
+    if (!c) {
+        oc->oom = 1;
+        return 1;
+    }
+    (*c)++;
+    return 0;
+}
+
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
@@ -199,13 +265,21 @@ static int write_all(struct writer *w, uint64_t *base)
         pb_int(&w->top, PROFILE_DURATION_NANOS, (int64_t)(end - start));
     pb_int(&w->top, PROFILE_COMMENT, sidx(w, "perfscope-symbolize: phases, pids and threads are sample labels"));
 
-    /* Samples. */
-    for (size_t i = 0; i < p->counts.cap && !w->top.oom; i++) {
-        if (!p->counts.used[i])
+    /* Samples: per (phase occurrence, thread, stack) from a replay of the samples, so each
+     * carries its occurrence's open phases and attributes; the (group, thread, stack)
+     * counters (innermost phase only) when the files changed since collecting. */
+    struct occ_counts oc = {.w = w};
+    hmap_init(&oc.counts, 2);
+    int replayed = p->phases && p->phases->n ? prof_replay(p, count_occ, &oc) : -1;
+    const struct hmap *src = replayed == 0 ? &oc.counts : &p->counts;
+    for (size_t i = 0; i < src->cap && !w->top.oom && !oc.oom; i++) {
+        if (!src->used[i])
             continue;
-        const uint64_t *k = hmap_key(&p->counts, i);
-        uint64_t c = p->counts.vals[i];
-        uint32_t g = (uint32_t)(k[0] & 0xffffffffu), t = (uint32_t)(k[0] >> 32);
+        const uint64_t *k = hmap_key(src, i);
+        uint64_t c = src->vals[i];
+        uint32_t t = (uint32_t)(k[0] >> 32), lo = (uint32_t)(k[0] & 0xffffffffu);
+        int occ = replayed == 0 ? (int)lo - 1 : -1;
+        uint32_t g = replayed == 0 ? (occ >= 0 ? (uint32_t)p->phases->v[occ].group : prof_none_group(p)) : lo;
         const struct prof_thread *th = &p->thr[t];
         for (uint32_t n = (uint32_t)k[1]; n != 0; n = p->nodes[n].parent)
             pb_varint(&w->packed, (uint64_t)p->nodes[n].loc + 1);
@@ -214,16 +288,21 @@ static int write_all(struct writer *w, uint64_t *base)
         pb_varint(&w->packed, (uint64_t)((double)c * prof_thread_period(p, t) * 1e9 + 0.5));
         pb_sub(&w->m1, SAMPLE_VALUE, &w->packed);
         label(w, "phase", p->groups[g].name, 0);
+        if (occ >= 0)
+            phase_labels(w, occ);
         label(w, "pid", NULL, p->img[th->image].pid);
         label(w, "tid", NULL, th->tid);
         label(w, "thread", th->comm[0] ? th->comm : "?", 0);
         pb_sub(&w->top, PROFILE_SAMPLE, &w->m1);
         maybe_drain(w);
     }
+    hmap_free(&oc.counts);
+    if (oc.oom)
+        w->top.oom = 1;
 
     /* Mappings: a synthetic, non-overlapping range per module. pprof takes the first mapping
      * for the main binary: the run's executable goes first. */
-    size_t exe = 0;
+    size_t exe = SIZE_MAX;
     for (size_t m = 0; m < st->nmods; m++)
         if (st->mods[m].kind == SYM_FILE && st->exe_path &&
             strcmp(symtab_str(st, st->mods[m].path), st->exe_path) == 0) {
@@ -231,9 +310,26 @@ static int write_all(struct writer *w, uint64_t *base)
             break;
         }
     uint64_t next = 1ull << 32;
+    if (exe == SIZE_MAX && st->exe_path) {
+        /* The executable had no sample of its own: its mapping still comes first (pprof's
+         * "File:"), holding no location (id past every module's). */
+        pb_uint(&w->m1, MAPPING_ID, st->nmods + 1);
+        pb_uint(&w->m1, MAPPING_START, next);
+        pb_uint(&w->m1, MAPPING_LIMIT, next + 1);
+        pb_int(&w->m1, MAPPING_FILENAME, sidx(w, st->exe_path));
+        if (st->exe_build_id && *st->exe_build_id)
+            pb_int(&w->m1, MAPPING_BUILD_ID, sidx(w, st->exe_build_id));
+        pb_uint(&w->m1, MAPPING_HAS_FUNCTIONS, 1);
+        pb_sub(&w->top, PROFILE_MAPPING, &w->m1);
+        next += 1ull << 24;
+    }
+    if (exe == SIZE_MAX)
+        exe = 0;
     for (size_t k = 0; k < st->nmods && !w->top.oom; k++) {
         size_t m = k == 0 ? exe : k <= exe ? k - 1 : k;
         const struct sym_module *mod = &st->mods[m];
+        if (mod->shim)
+            continue; /* no location is the shim's: its frames are left out */
         uint64_t size = mod->max_off ? mod->max_off : 1;
         base[m] = next;
         next = add_sat(add_sat(next, size), (1ull << 24)) & ~((1ull << 24) - 1);
@@ -275,7 +371,7 @@ static int write_all(struct writer *w, uint64_t *base)
         pb_uint(&w->m1, FUNCTION_ID, i + 1);
         pb_int(&w->m1, FUNCTION_NAME, sidx(w, symtab_str(st, f->name)));
         pb_int(&w->m1, FUNCTION_SYSTEM_NAME, sidx(w, symtab_str(st, f->system_name)));
-        pb_int(&w->m1, FUNCTION_FILENAME, sidx(w, symtab_str(st, f->file)));
+        pb_int(&w->m1, FUNCTION_FILENAME, sidx(w, symtab_str(st, f->path))); /* absolute */
         pb_int(&w->m1, FUNCTION_START_LINE, f->line);
         pb_sub(&w->top, PROFILE_FUNCTION, &w->m1);
         maybe_drain(w);

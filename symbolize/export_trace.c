@@ -1,5 +1,8 @@
 /* export_trace.c: OUT/trace.json, Chrome trace events (the Perfetto UI and chrome://tracing
- * load it): process and thread names; the phases as complete ("X") spans on the leader
+ * load it): process names (the image that ran, after exec) and thread names; each thread's
+ * samples as complete ("X") slices on its own track, one per run of consecutive samples with
+ * the same leaf function (named by it; args: samples, the stack outermost first, truncated);
+ * the phases as complete ("X") spans on the leader
  * process, on "phases" tracks laid out so that spans on one track always nest; power (W, from
  * RAPL energy deltas and NVML) and memory (MiB: the run's RssAnon, per process, GPU memory) as
  * counter ("C") tracks from counters.jsonl. Timestamps are microseconds since the run's t0.
@@ -7,6 +10,7 @@
  * Events are printed one at a time with cJSON, so memory stays flat however long the run. It
  * must never write other than through outfile.c, and never let a bad counters line stop it. */
 #include "tables.h"
+#include "replay.h"
 #include "runfolder.h"
 #include "counterline.h"
 #include "jsonl.h"
@@ -42,6 +46,12 @@ struct trace {
     uint64_t stack_end[MAX_LANES][LANE_DEPTH];
     size_t depth[MAX_LANES];
     int lane_named[MAX_LANES];
+    /* per thread: the run of samples with one leaf function being gathered */
+    struct run {
+        uint64_t count, first_ns, last_ns;
+        uint32_t leaf, node;
+    } *runs;
+    int samples_complete;
 };
 
 static double us_of(const struct trace *t, uint64_t ns)
@@ -90,21 +100,107 @@ static void name_meta(struct trace *t, const char *what, long pid, long tid, con
     emit(t, e);
 }
 
+/* A process is named after the last image that ran in it (what exec started), else after its
+ * file; the viewers add "(pid N)" themselves. */
 static void names(struct trace *t)
 {
     const struct profile *p = t->p;
     for (size_t i = 0; i < p->nimg; i++) {
-        if (i && p->img[i - 1].pid == p->img[i].pid)
-            continue;
-        char buf[512];
-        const char *exe = p->img[i].exe ? strrchr(p->img[i].exe, '/') : NULL;
-        exe = exe ? exe + 1 : p->img[i].exe;
-        snprintf(buf, sizeof buf, "%s (pid %ld)", exe ? exe : "process", p->img[i].pid);
-        name_meta(t, "process_name", p->img[i].pid, 0, buf);
+        if (i + 1 < p->nimg && p->img[i + 1].pid == p->img[i].pid)
+            continue; /* a later image of this pid follows: it names the process */
+        const char *exe = NULL;
+        for (size_t j = i + 1; j-- > 0 && p->img[j].pid == p->img[i].pid;)
+            if (p->img[j].exe) {
+                exe = p->img[j].exe;
+                break;
+            }
+        const char *base = exe ? strrchr(exe, '/') : NULL;
+        base = base ? base + 1 : exe;
+        name_meta(t, "process_name", p->img[i].pid, 0, base && *base ? base : p->img[i].file);
     }
     for (size_t i = 0; i < p->nthr; i++)
         name_meta(t, "thread_name", p->img[p->thr[i].image].pid, p->thr[i].tid,
                   p->thr[i].comm[0] ? p->thr[i].comm : "?");
+}
+
+/* ---- samples: one slice per run of a thread's samples with one leaf function ---- */
+
+#define RUN_GAP_PERIODS 10 /* a pause longer than this many periods ends a run */
+
+/* The run r of thread th as an "X" slice on the thread's track: from its first sample to one
+ * period after its last, cut short where the thread's next run starts (next_ns, 0: none), so
+ * the slices of a track never overlap. */
+static void emit_run(struct trace *t, uint32_t th, const struct run *r, uint64_t next_ns)
+{
+    const struct profile *p = t->p;
+    const struct symtab *st = &p->st;
+    uint64_t period = (uint64_t)(prof_thread_period(p, th) * 1e9 + 0.5);
+    uint64_t end = r->last_ns + period;
+    if (next_ns && next_ns <= end) /* 1 ns short of it: microseconds in a double never overlap */
+        end = next_ns > r->first_ns + 1 ? next_ns - 1 : r->first_ns;
+    cJSON *e = event(symtab_str(st, st->funcs[r->leaf].name), "X", p->img[p->thr[th].image].pid,
+                     p->thr[th].tid);
+    if (!e) {
+        t->oom = 1;
+        return;
+    }
+    cJSON_AddStringToObject(e, "cat", "sample");
+    cJSON_AddNumberToObject(e, "ts", us_of(t, r->first_ns));
+    cJSON_AddNumberToObject(e, "dur", (double)(end - r->first_ns) / 1000.0);
+    cJSON *args = cJSON_AddObjectToObject(e, "args");
+    cJSON_AddNumberToObject(args, "samples", (double)r->count);
+    cJSON *stack = cJSON_AddArrayToObject(args, "stack"); /* outermost first, as folded */
+    uint32_t path[512];
+    size_t depth = 0;
+    for (uint32_t nd = r->node; nd != 0 && depth < sizeof path / sizeof *path; nd = p->nodes[nd].parent)
+        path[depth++] = p->nodes[nd].loc;
+    char buf[8192];
+    while (stack && depth-- > 0) {
+        const struct sym_loc *l = &st->locs[path[depth]];
+        for (uint32_t j = l->nlines; j-- > 0;)
+            cJSON_AddItemToArray(stack, cJSON_CreateString(utf8_clean(
+                symtab_str(st, st->funcs[st->lines[l->first + j].func].name), buf, sizeof buf)));
+    }
+    if (prof_node_truncated(p, r->node))
+        cJSON_AddBoolToObject(args, "truncated", 1);
+    emit(t, e);
+}
+
+static int sample_slice(void *arg, const struct replay_sample *s)
+{
+    struct trace *t = arg;
+    const struct profile *p = t->p;
+    struct run *r = &t->runs[s->thread];
+    uint32_t leaf = symtab_leaf_func(&p->st, p->nodes[s->node].loc);
+    uint64_t gap = (uint64_t)(prof_thread_period(p, s->thread) * 1e9 * RUN_GAP_PERIODS);
+    if (r->count && (leaf != r->leaf || s->time_ns < r->last_ns || s->time_ns - r->last_ns > gap)) {
+        emit_run(t, s->thread, r, s->time_ns >= r->last_ns ? s->time_ns : 0);
+        r->count = 0;
+    }
+    if (!r->count) {
+        r->leaf = leaf;
+        r->node = s->node;
+        r->first_ns = s->time_ns;
+    }
+    r->last_ns = s->time_ns;
+    r->count++;
+    return t->oom;
+}
+
+static void samples(struct trace *t)
+{
+    const struct profile *p = t->p;
+    t->runs = calloc(p->nthr ? p->nthr : 1, sizeof *t->runs);
+    if (!t->runs) {
+        t->oom = 1;
+        return;
+    }
+    t->samples_complete = prof_replay(p, sample_slice, t) == 0;
+    for (uint32_t th = 0; th < p->nthr && !t->oom; th++)
+        if (t->runs[th].count)
+            emit_run(t, th, &t->runs[th], 0);
+    free(t->runs);
+    t->runs = NULL;
 }
 
 /* Phases in begin order onto lanes: a lane takes a phase when, once the spans that ended
@@ -300,8 +396,10 @@ int export_trace(const struct profile *p, char *err, size_t errlen)
     names(t);
     phases(t);
     counters(t);
-    fprintf(t->of.f, "\n],\"otherData\":{\"generator\":\"perfscope-symbolize\",\"t0_ns\":%llu}}\n",
-            (unsigned long long)t->base_ns);
+    samples(t);
+    fprintf(t->of.f, "\n],\"otherData\":{\"generator\":\"perfscope-symbolize\",\"t0_ns\":%llu,"
+            "\"samples_complete\":%s}}\n",
+            (unsigned long long)t->base_ns, t->samples_complete ? "true" : "false");
     int rc;
     if (t->oom) {
         snprintf(err, errlen, "%s/trace.json: out of memory", p->dir);

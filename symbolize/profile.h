@@ -72,6 +72,16 @@ struct stack_cache {
     int full;
 };
 
+/* The stack rules every output shares (collect.c applies them once, as stacks are built):
+ *   - the shim's own frames (module SYM_SHIM_FILE) are left out: the profile never shows the
+ *     profiler; a stack left with no frame at all is the one frame PROF_SHIM_ONLY;
+ *   - a stack is cut when it holds as many frames as its file's max_frames (the record cannot
+ *     say more: a stack exactly that deep is taken as cut too); a cut stack's outermost node is
+ *     PROF_TRUNCATED, so every export shows the mark as its root frame. */
+#define PROF_TRUNCATED "[truncated]"
+#define PROF_SHIM_ONLY "[perfscope]"
+#define PROF_LOC_LEFT_OUT UINT32_MAX /* frame_cache value of a frame left out */
+
 struct profile {
     const char *dir;
     FILE *log;                 /* warnings, one line each */
@@ -89,6 +99,8 @@ struct profile {
     struct hmap counts;        /* (group | thread << 32, node) -> samples */
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
     struct stack_cache sc;
+    uint32_t trunc_node;       /* the PROF_TRUNCATED node under the root, 0: no stack was cut */
+    uint32_t shim_node;        /* the PROF_SHIM_ONLY node under the root, 0: none */
     struct phases *phases;     /* NULL: no phases.jsonl */
     struct prof_group *groups; /* ngroups: the phases' groups, then "(none)" */
     size_t ngroups;
@@ -111,6 +123,30 @@ void prof_warn(struct profile *p, const char *fmt, ...) __attribute__((format(pr
  * nothing usable is left (no folder, no sample file, no readable sample file). */
 int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen);
 void prof_free(struct profile *p);
+
+/* Whether a raw stack of n frames from image was cut at its file's max_frames. */
+static inline int prof_stack_cut(const struct profile *p, uint32_t image, uint32_t n)
+{
+    return n >= p->img[image].hdr.max_frames;
+}
+
+/* Whether the stack ending at node was cut (its outermost node is PROF_TRUNCATED): what a
+ * flame graph or a table marks as truncated. */
+static inline int prof_node_truncated(const struct profile *p, uint32_t node)
+{
+    if (!p->trunc_node)
+        return 0;
+    while (node && p->nodes[node].parent)
+        node = p->nodes[node].parent;
+    return node == p->trunc_node;
+}
+
+/* Read-only, once collected (the writers run side by side): the node of a raw stack that
+ * collecting saw (image's sample at t_ns), or UINT32_MAX; the thread of (image, tid), or
+ * UINT32_MAX. For writers that go through the samples again in time order (trace.json). */
+uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns, const uint64_t *f,
+                         uint32_t n);
+uint32_t prof_thread_find(const struct profile *p, uint32_t image, uint32_t tid);
 
 /* Group index of "(none)". */
 static inline uint32_t prof_none_group(const struct profile *p)

@@ -111,8 +111,33 @@ static char *demangle(const char *s)
 
 /* elf: the name comes from an ELF file, where "memcpy@@GLIBC_2.14" carries a symbol version
  * that is not part of the name (a JIT's names are kept whole). */
+const char *symtab_abs_path(const char *file, const char *comp_dir, char *buf, size_t len)
+{
+    if (!file || !*file) {
+        snprintf(buf, len, "%s", "");
+        return buf;
+    }
+    if (file[0] == '/' || !comp_dir || comp_dir[0] != '/') {
+        snprintf(buf, len, "%s", file);
+        return buf;
+    }
+    while (file[0] == '.' && file[1] == '/')
+        file += 2;
+    size_t n = strlen(comp_dir);
+    while (n > 1 && comp_dir[n - 1] == '/')
+        n--;
+    snprintf(buf, len, "%.*s/%s", (int)n, comp_dir, file);
+    return buf;
+}
+
+static uint32_t abs_id(struct symtab *st, const char *file, const char *comp_dir)
+{
+    char buf[4096];
+    return sid(st, symtab_abs_path(file, comp_dir, buf, sizeof buf));
+}
+
 static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysname,
-                            const char *decl_file, int decl_line, int elf)
+                            const char *decl_file, int decl_line, int elf, const char *comp_dir)
 {
     char plain[1024];
     const char *at = elf ? strchr(sysname, '@') : NULL;
@@ -134,6 +159,7 @@ static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysn
     free(d);
     f->system_name = sys;
     f->file = file;
+    f->path = abs_id(st, decl_file, comp_dir);
     f->line = decl_line > 0 ? decl_line : 0;
     f->module = module;
     return remember(&st->func_idx, key, (uint32_t)(st->nfuncs - 1));
@@ -212,6 +238,7 @@ uint32_t symtab_file_module(struct symtab *st, const char *path, uint64_t inode)
     base = base && base[1] ? base + 1 : clean;
     m = new_module(st, clean, base, SYM_FILE);
     st->mods[m].inode = inode;
+    st->mods[m].shim = strcmp(base, SYM_SHIM_FILE) == 0;
     if (deleted) {
         st->mods[m].status = SYM_DELETED;
         snprintf(st->mods[m].why, sizeof st->mods[m].why,
@@ -319,15 +346,17 @@ uint32_t symtab_file_loc(struct symtab *st, uint32_t module, uint64_t file_off, 
     if (m->dw && dw_off_to_vaddr(m->dw, file_off, &vaddr) == 0 && vaddr >= (uint64_t)(ret != 0))
         n = dw_lookup(m->dw, vaddr - (ret != 0), fr, DW_MAX_INLINE);
     for (int i = 0; i < n; i++) {
-        lines[i].func = function_id(st, module, fr[i].name, fr[i].decl_file, fr[i].decl_line, 1);
+        lines[i].func = function_id(st, module, fr[i].name, fr[i].decl_file, fr[i].decl_line, 1,
+                                    fr[i].comp_dir);
         lines[i].file = sid(st, fr[i].file ? fr[i].file : "");
+        lines[i].path = abs_id(st, fr[i].file, fr[i].comp_dir);
         lines[i].line = fr[i].line > 0 ? fr[i].line : 0;
     }
     if (n == 0) {
         char name[300];
         snprintf(name, sizeof name, "%.200s!0x%llx", symtab_str(st, m->name),
                  (unsigned long long)file_off);
-        lines[0] = (struct sym_line){function_id(st, module, name, NULL, 0, 0), 0, 0};
+        lines[0] = (struct sym_line){function_id(st, module, name, NULL, 0, 0, NULL), 0, 0, 0};
         n = 1;
     }
     return remember(&st->loc_idx, key, new_loc(st, module, file_off, lines, (uint32_t)n));
@@ -342,7 +371,7 @@ uint32_t symtab_pseudo_loc(struct symtab *st, uint32_t module)
     if (lookup(st, &st->loc_idx, key, &loc) != 0)
         return loc;
     struct sym_line line = {
-        function_id(st, module, symtab_str(st, st->mods[module].name), NULL, 0, 0), 0, 0};
+        function_id(st, module, symtab_str(st, st->mods[module].name), NULL, 0, 0, NULL), 0, 0, 0};
     return remember(&st->loc_idx, key, new_loc(st, module, 0, &line, 1));
 }
 
@@ -354,6 +383,6 @@ uint32_t symtab_jit_loc(struct symtab *st, uint32_t module, const char *name, ui
     uint32_t loc;
     if (lookup(st, &st->loc_idx, key, &loc) != 0)
         return loc;
-    struct sym_line line = {function_id(st, module, name, NULL, 0, 0), 0, 0};
+    struct sym_line line = {function_id(st, module, name, NULL, 0, 0, NULL), 0, 0, 0};
     return remember(&st->loc_idx, key, new_loc(st, module, start, &line, 1));
 }

@@ -23,6 +23,9 @@
 
 struct dw_file;
 
+/* The basename of the shim's library: a module of this name is the profiler's own code. */
+#define SYM_SHIM_FILE "libperfscope.so"
+
 enum sym_kind { SYM_FILE, SYM_PSEUDO, SYM_JIT };
 
 enum sym_status {
@@ -42,6 +45,8 @@ struct sym_module {
     int kind;
     int status;
     int checked_mtime;      /* the run's start time was known, so mtime was compared */
+    int shim;               /* the profiler's own library (SYM_SHIM_FILE): its frames are
+                             * left out of every stack (docs/symbolize.md) */
     char why[200];          /* what is wrong, for non-OK status */
     char build_id[129];
     struct dw_file *dw;     /* NULL when not symbolized */
@@ -52,15 +57,17 @@ struct sym_module {
 struct sym_function {
     uint32_t name;          /* demangled */
     uint32_t system_name;   /* as the file spells it (mangled) */
-    uint32_t file;          /* where it is defined, 0 unknown */
+    uint32_t file;          /* where it is defined, as DWARF spells it, 0 unknown */
     int line;
     uint32_t module;
+    uint32_t path;          /* file made absolute (symtab_abs_path), 0 unknown */
 };
 
 struct sym_line {
     uint32_t func;
     uint32_t file;          /* source file of this frame's current line, 0 unknown */
     int line;
+    uint32_t path;          /* file made absolute (symtab_abs_path), 0 unknown */
 };
 
 struct sym_loc {
@@ -115,6 +122,10 @@ static inline const char *symtab_str(const struct symtab *st, uint32_t id)
 {
     return strpool_str(&st->str, id);
 }
+
+/* A DWARF file name as an absolute path: kept when it is one, else joined to the unit's
+ * compilation directory (a leading "./" dropped), else kept as it is. Into buf; returns buf. */
+const char *symtab_abs_path(const char *file, const char *comp_dir, char *buf, size_t len);
 
 /* "ok", "missing", ... for a status. */
 const char *symtab_status_name(int status);

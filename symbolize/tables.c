@@ -441,8 +441,8 @@ static cJSON *modules_json(const struct profile *p, const struct agg *a)
     for (size_t i = 0; arr && i < st->nmods; i++) {
         const struct sym_module *m = &st->mods[i];
         uint64_t c = a->mod_total[i];
-        if (i == 0 && !c)
-            continue; /* the built-in [unknown], never seen */
+        if ((i == 0 && !c) || m->shim)
+            continue; /* the built-in [unknown], never seen; the shim's frames are left out */
         cJSON *o = cJSON_CreateObject();
         add_str(o, "name", symtab_str(st, m->name));
         if (m->kind == SYM_FILE) {
