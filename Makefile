@@ -32,7 +32,7 @@ TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
             $(if $(wildcard perfscope/main.c),$(BUILD)/perfscope)
 EXAMPLES := $(if $(wildcard examples/toy_engine.c),$(BUILD)/toy-engine)
 
-.PHONY: all deps test test-asan bench demo clean fuzz tools
+.PHONY: all deps test test-asan bench demo clean fuzz tools install uninstall
 all: $(SHIM) $(TOOLS) $(EXAMPLES)
 
 deps:
@@ -106,6 +106,21 @@ demo: all
 
 clean:
 	rm -rf $(BUILD) build-asan
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the tools into PREFIX/bin, the shim into
+# PREFIX/lib/perfscope/ (where an installed perfscope looks), perfscope.h, perfscope.pc, the
+# Python module into PREFIX/share/perfscope/python, the man pages; `make uninstall` with the same
+# PREFIX and DESTDIR removes what install wrote (its list: PREFIX/lib/perfscope/install-manifest)
+# and the folders it created. What goes where: scripts/install.sh, docs/install.md.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INSTALL_VARS = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BUILD="$(BUILD)"
+
+install: $(SHIM) $(TOOLS)
+	@$(INSTALL_VARS) scripts/install.sh install
+
+uninstall:
+	@$(INSTALL_VARS) scripts/install.sh uninstall
 
 # ---- fuzz (every reader) ----------------------------------
 # `make fuzz`: libFuzzer (clang, ASan, UBSan) over every reader of a file perfscope reads, one

@@ -4,12 +4,18 @@
 # folders (bench/symbolize_gen.py: 30-frame stacks over libc, libstdc++, libm) and times the tool
 # on them: samples per second and peak RSS (GNU time), at N samples over N/20 distinct stacks,
 # at N/5 samples with the same stacks (memory should follow distinct stacks, not samples), and
-# at N with 5x the distinct stacks. Writes its table as the "Symbolizer" section of bench/RESULTS.md (replacing
-# that section, leaving the rest of the file as it is). Reports, never fails on figures: exit 0
-# unless the bench could not run.
-# Knobs: SYMBOLIZE_N (default 200000, to keep make bench bounded: well under a minute on 2
-# cores; 1000000 gives the million-sample figures, over 50,000 and 250,000 stacks), SYMBOLIZE_WORK (default build/bench/symbolize),
-# SYMBOLIZE_OUT (default bench/RESULTS.md).
+# at N with 5x the distinct stacks; then the issue's fixed points: 1,000 samples (the fixed
+# cost), 1M samples of 30 frames over 50k distinct stacks beside 200k samples of the same 50k
+# stacks (time, and peak RSS that must not grow with samples), and the tool against the
+# reference harness's Python reader (tests/samples.py reference_read_samples, which only reads)
+# on two 200k-sample files (100 and 10k distinct stacks), paired and alternated, as ratios. Writes its tables as the
+# "Symbolizer" section of bench/RESULTS.md (replacing that section, leaving the rest of the file
+# as it is). Reports, never fails on figures: exit 0 unless the bench could not run.
+# Knobs: SYMBOLIZE_N (default 200000, to keep make bench bounded; 1000000 gives the million-sample
+# figures of the first table, over 50,000 and 250,000 stacks), SYMBOLIZE_BIG (default 1000000:
+# the samples of the fixed-point row; 0 leaves it out), SYMBOLIZE_PAIRS (default 5: pairs of the
+# reference comparison), SYMBOLIZE_WORK (default build/bench/symbolize), SYMBOLIZE_OUT (default
+# bench/RESULTS.md).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -18,6 +24,8 @@ tool=$BUILD/perfscope-symbolize
 [ -x /usr/bin/time ] || { echo "bench: GNU time missing (apt-get install time)"; exit 1; }
 N_DEFAULT=200000
 N=${SYMBOLIZE_N:-$N_DEFAULT}
+BIG=${SYMBOLIZE_BIG:-1000000}
+PAIRS=${SYMBOLIZE_PAIRS:-5}
 work=${SYMBOLIZE_WORK:-$BUILD/bench/symbolize}
 out=${SYMBOLIZE_OUT:-bench/RESULTS.md}
 rm -rf "$work"
@@ -28,9 +36,10 @@ rows=()
 short() { awk -v n="$1" 'BEGIN{ if (n >= 1e6 && n % 1e6 == 0) printf "%dM", n / 1e6;
   else if (n >= 1e3 && n % 1e3 == 0) printf "%dk", n / 1e3; else printf "%d", n }'; }
 
-measure() { # name samples paths leaves
+measure() { # name samples paths leaves [keep]: one row of $rows; keep: leave the folder for later
   local d=$work/$1
   python3 bench/symbolize_gen.py "$d" "$2" "$3" "$4" >/dev/null || { echo "bench: generator failed"; exit 1; }
+  last_dir=$d
   local best= cpu= rss= t u s r
   for rep in 1 2 3; do
     /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$tool" "$d" >/dev/null 2>"$work/err.txt" ||
@@ -46,14 +55,63 @@ measure() { # name samples paths leaves
   local load=$(cut -d' ' -f1 /proc/loadavg)
   rows+=("| $1 | $2 | $stacks | $bin MiB | $best s | $cpu s | $rate | $(( rss / 1024 )) MiB | $load |")
   echo "bench: $1: $2 samples, $stacks distinct stacks: $best s wall, $cpu s CPU, $rate samples/s, peak RSS $(( rss / 1024 )) MiB (load $load)"
-  rm -rf "$d"
+  last_wall=$best last_cpu=$cpu last_rss=$(( rss / 1024 ))
+  [ "${5:-}" = keep ] || rm -rf "$d"
 }
+
+# "wall CPU" seconds (CPU: user + system) of one command, from GNU time.
+time_of() {
+  /usr/bin/time -f "%e %U %S" -o "$work/cpu.txt" "$@" >/dev/null 2>"$work/err.txt" ||
+    { echo "bench: $* failed: $(tail -n 3 "$work/err.txt")"; exit 1; }
+  awk '{printf "%.3f %.3f", $1, $2 + $3}' "$work/cpu.txt"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 
 # 25 leaves a call path: N/20 distinct stacks, then 5x as many.
 paths=$(( N / 500 > 0 ? N / 500 : 1 ))
 measure "$(short "$N"), $(short $(( paths * 25 ))) stacks" "$N" "$paths" 25
 measure "$(short $(( N / 5 ))), $(short $(( paths * 25 ))) stacks" $(( N / 5 )) "$paths" 25
 measure "$(short "$N"), $(short $(( paths * 125 ))) stacks" "$N" $(( paths * 5 )) 25
+
+# The issue's fixed points. 1,000 samples over few stacks: what any run pays (opening the
+# modules' symbols and DWARF). 200k and 1M samples over the same 50k distinct 30-frame stacks.
+rows_main=("${rows[@]}")
+rows=()
+measure "1k, 25 stacks" 1000 1 25
+fixed_cpu=$last_cpu fixed_wall=$last_wall
+measure "200k, 50k stacks" 200000 2000 25
+rss_200k=$last_rss
+big_wall= big_cpu= rss_big=
+if [ "$BIG" -gt 0 ]; then
+  measure "$(short "$BIG"), 50k stacks" "$BIG" 2000 25
+  big_wall=$last_wall big_cpu=$last_cpu rss_big=$last_rss
+fi
+rows_fixed=("${rows[@]}")
+
+# Against the reference reader, paired and alternated, on two 200k-sample files: 100 distinct
+# stacks (a profile of a few hot loops, what a real run mostly is) and 10k: wall and CPU seconds
+# of the whole tool (read, resolve, write four outputs) and of the Python reader (read only).
+# Ratios of the medians.
+refs=()
+ref_pair() { # name paths leaves
+  measure "$1" 200000 "$2" "$3" keep
+  local d=$last_dir ow=() oc=() tw=() tc=() w c
+  for i in $(seq "$PAIRS"); do
+    read -r w c <<<"$(time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
+    read -r w c <<<"$(time_of python3 -c 'import sys; sys.path.insert(0, "tests"); import samples, glob
+samples.reference_read_samples(glob.glob(sys.argv[1] + "/cpuprof.*.bin")[0])' "$d")"; tw+=("$w"); tc+=("$c")
+  done
+  local mow=$(median "${ow[@]}") moc=$(median "${oc[@]}") mtw=$(median "${tw[@]}") mtc=$(median "${tc[@]}")
+  local rw=$(awk -v a="$mtw" -v b="$mow" 'BEGIN{printf "%.1f", (b > 0 ? a / b : 0)}')
+  local rc=$(awk -v a="$mtc" -v b="$moc" 'BEGIN{printf "%.1f", (b > 0 ? a / b : 0)}')
+  refs+=("| 200k samples, $(( $2 * $3 )) stacks | $mtw s / $mtc s | $mow s / $moc s | **${rw}x** / ${rc}x | $(cut -d' ' -f1 /proc/loadavg) |")
+  echo "bench: $1: reference reader $mtw s wall $mtc s CPU, perfscope-symbolize $mow s wall $moc s CPU (medians of $PAIRS pairs): ${rw}x wall, ${rc}x CPU"
+  rm -rf "$d"
+}
+ref_pair "ref, 100 stacks" 4 25
+ref_pair "ref, 10k stacks" 400 25
+rows=("${rows_main[@]}")
 
 section=$work/section.md
 {
@@ -83,6 +141,29 @@ section=$work/section.md
   echo "million distinct addresses and a stacks.folded of about 1 GB of long C++ names) and as many"
   echo "call tree nodes; time then goes to resolving addresses, building the tree and writing that"
   echo "text, not to the samples."
+  echo
+  echo "### Fixed points (issue 9)"
+  echo
+  echo "| run | samples | distinct stacks | .bin | wall | CPU | samples/s (wall) | peak RSS | load |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows_fixed[@]}"
+  echo
+  echo "- Fixed cost (1,000 samples over 25 stacks): $fixed_wall s wall, $fixed_cpu s CPU. Nearly all"
+  echo "  of it is libdw inflating libc's compressed separate debug info (libc6-dbg: 10 MB of"
+  echo "  zlib-compressed .debug_* sections, inflated whole by dwarf_begin_elf on the first libc"
+  echo "  address); without libc6-dbg it is not paid (and libc gets no inline frames or lines)."
+  if [ -n "$big_wall" ]; then
+    echo "- $(short "$BIG") samples of 30 frames over 50k distinct stacks: $big_wall s wall, $big_cpu s CPU"
+    echo "  (target: at most 2 s). Peak RSS $rss_200k MiB at 200k samples, $rss_big MiB at $(short "$BIG"):"
+    echo "  memory follows the distinct stacks, not the samples."
+  fi
+  echo "- Against the reference harness's Python reader (tests/samples.py reference_read_samples,"
+  echo "  which only reads and unpacks the records; target: the symbolizer 20x faster), on the same"
+  echo "  files, medians of $PAIRS alternated pairs, wall / CPU:"
+  echo
+  echo "| file | reference reader | perfscope-symbolize (read, resolve, four outputs) | ratio wall / CPU | load |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${refs[@]}"
 } >"$section"
 
 # The section replaces its earlier self in $out (or is added at the end); the rest of the file,

@@ -138,6 +138,24 @@ static void layer_rows(const struct model *m, int l, const float *in, float *out
     }
 }
 
+/* The decode step's normalization statistics over one thread's slice of the activations. Their
+ * result is only observed, never used, so the output is the same whatever TOY_NORM_REPS is: the
+ * worked example of docs/diff.md builds a B with more repetitions (a slower kernel) and lets
+ * `perfscope diff --profiles` find it (examples/fdiff_example.sh). */
+#ifndef TOY_NORM_REPS
+#define TOY_NORM_REPS 1
+#endif
+static volatile float norm_sink;
+
+__attribute__((noinline)) static void decode_norm(const float *y, int j0, int j1)
+{
+    float s = 0;
+    for (int r = 0; r < TOY_NORM_REPS; r++)
+        for (int j = j0; j < j1; j++)
+            s += y[j] * y[j] * (1.0f + (float)r * 1e-7f);
+    norm_sink = s;
+}
+
 struct pool {
     const struct model *m;
     pthread_barrier_t barrier;
@@ -170,6 +188,8 @@ static void forward(struct pool *p, int index)
     int j0 = (int)((long)d * index / p->nthreads), j1 = (int)((long)d * (index + 1) / p->nthreads);
     for (int l = 0; l < LAYERS; l++) {
         layer_rows(p->m, l, p->x, p->y, p->rows, j0, j1);
+        if (p->steps > 0)
+            decode_norm(p->y, j0, j1);
         pthread_barrier_wait(&p->barrier);
         if (index == 0) {
             float *t = p->x;

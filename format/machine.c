@@ -1,6 +1,8 @@
 /* machine.c: is the machine quiet enough to measure on (machine.h)? Shared by the shim (meta.json's
  * machine_before) and the matrix runner (before each arm), so both apply one rule. It must never
- * count this process as busy and never fail: what cannot be read counts as quiet. */
+ * count this process, its ancestors (the runner, the front door, a shell) or the kernel's own
+ * threads (kthreadd's children, PF_KTHREAD: rcu_preempt and kworkers are often in state R) as
+ * busy, and never fail: what cannot be read counts as quiet. */
 #include "machine.h"
 
 #include <dirent.h>
@@ -11,36 +13,90 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static void busy_processes(struct machine_state *st)
+/* The kernel marks its own threads so in /proc/<pid>/stat's flags (include/linux/sched.h). */
+#define MACHINE_PF_KTHREAD 0x00200000u
+#define MACHINE_MAX_ANCESTORS 64
+
+struct pstat {
+    char state;
+    long ppid;
+    unsigned long flags;
+    char comm[24];
+};
+
+/* /proc/<pid>/stat's state, parent, flags and name; 0, or -1 when it cannot be read. */
+static int read_stat(const char *root, long pid, struct pstat *ps)
 {
-    DIR *d = opendir("/proc");
+    char path[320], buf[512];
+    snprintf(path, sizeof path, "%s/%ld/stat", root, pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    /* The close system call itself: in the shim, close() is the target's wrapper. */
+    syscall(SYS_close, fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+    if (!lp || !rp || rp < lp || rp[1] != ' ')
+        return -1;
+    /* after the name: state ppid pgrp session tty_nr tpgid flags */
+    if (sscanf(rp + 2, "%c %ld %*d %*d %*d %*d %lu", &ps->state, &ps->ppid, &ps->flags) != 3)
+        return -1;
+    *rp = '\0';
+    snprintf(ps->comm, sizeof ps->comm, "%s", lp + 1);
+    return 0;
+}
+
+/* Whether pid is the kernel's: kthreadd (pid 2), a child of it, or marked PF_KTHREAD. */
+static int kernel_thread(long pid, const struct pstat *ps)
+{
+    return pid == 2 || ps->ppid == 2 || (ps->flags & MACHINE_PF_KTHREAD) != 0;
+}
+
+/* This process and its ancestors (whoever runs the measurement: the matrix, the front door, a
+ * shell), up to MACHINE_MAX_ANCESTORS; their count. */
+static int own_processes(const char *root, long *v)
+{
+    int n = 0;
+    long pid = (long)getpid();
+    while (pid > 1 && n < MACHINE_MAX_ANCESTORS) {
+        v[n++] = pid;
+        struct pstat ps;
+        if (read_stat(root, pid, &ps) != 0)
+            break;
+        pid = ps.ppid;
+    }
+    return n;
+}
+
+static void busy_processes(const char *root, struct machine_state *st)
+{
+    long own[MACHINE_MAX_ANCESTORS];
+    int nown = own_processes(root, own);
+    DIR *d = opendir(root);
     if (!d)
         return;
     struct dirent *e;
-    long self = (long)getpid();
     while ((e = readdir(d)) != NULL) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == self)
+        if (*end || pid <= 0)
             continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        int mine = 0;
+        for (int i = 0; i < nown && !mine; i++)
+            mine = own[i] == pid;
+        struct pstat ps;
+        if (mine || read_stat(root, pid, &ps) != 0 || ps.state != 'R')
             continue;
-        ssize_t n = read(fd, buf, sizeof buf - 1);
-        /* The close system call itself: in the shim, close() is the target's wrapper. */
-        syscall(SYS_close, fd);
-        if (n <= 0)
+        if (kernel_thread(pid, &ps)) {
+            st->nkernel++;
             continue;
-        buf[n] = '\0';
-        char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-        if (!lp || !rp || rp < lp || rp[1] != ' ' || rp[2] != 'R')
-            continue;
+        }
         if (st->nbusy < MACHINE_BUSY_KEPT) {
             st->busy[st->nbusy].pid = pid;
-            *rp = '\0';
-            snprintf(st->busy[st->nbusy].comm, sizeof st->busy[0].comm, "%s", lp + 1);
+            snprintf(st->busy[st->nbusy].comm, sizeof st->busy[0].comm, "%s", ps.comm);
         }
         st->nbusy++;
     }
@@ -48,6 +104,11 @@ static void busy_processes(struct machine_state *st)
 }
 
 void machine_check(struct machine_state *st)
+{
+    machine_check_in("/proc", st);
+}
+
+void machine_check_in(const char *proc_root, struct machine_state *st)
 {
     memset(st, 0, sizeof *st);
     FILE *f = fopen("/proc/loadavg", "re");
@@ -59,7 +120,7 @@ void machine_check(struct machine_state *st)
     st->cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (st->cores < 1)
         st->cores = 1;
-    busy_processes(st);
+    busy_processes(proc_root, st);
     if (st->load[0] > 0.25 * (double)st->cores)
         snprintf(st->why, sizeof st->why, "load average %.2f on %ld cores", st->load[0], st->cores);
     else if (st->nbusy > 0)

@@ -1,6 +1,7 @@
 /* machine.h: is the machine quiet enough to measure on? The matrix asks before every arm, with
  * the shim's own rule (meta.json's machine_before): not clean when the 1-minute load average is
- * above a quarter of the cores, or when another process is running (state R) right now. */
+ * above a quarter of the cores, or when another process is running (state R) right now: not
+ * this process nor its ancestors (whoever runs the measurement), and never a kernel thread. */
 #ifndef PERFSCOPE_REPORT_MACHINE_H
 #define PERFSCOPE_REPORT_MACHINE_H
 
@@ -12,6 +13,7 @@ struct machine_state {
     double load[3];
     long cores;
     int nbusy;
+    int nkernel;        /* kernel threads running, not counted as busy */
     struct {
         long pid;
         char comm[24];
@@ -21,6 +23,10 @@ struct machine_state {
 };
 
 void machine_check(struct machine_state *st);
+
+/* The same with the process table read from proc_root instead of /proc (a test's fake tree);
+ * the load average and cores are the machine's. */
+void machine_check_in(const char *proc_root, struct machine_state *st);
 
 /* {"loadavg":[..], "busy_processes":[{"pid","comm"}], "clean":bool, "why_not":...} */
 cJSON *machine_json(const struct machine_state *st);

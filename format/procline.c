@@ -21,6 +21,31 @@ static long whole_of(const cJSON *o, const char *key)
     return (long)v->valuedouble;
 }
 
+/* A figure: a finite number in [0, 1e15], else -1. */
+static double figure(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 && v->valuedouble <= 1e15
+               ? v->valuedouble
+               : -1;
+}
+
+static void read_figures(const cJSON *o, struct proc_line *l)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sampling");
+    if (!cJSON_IsObject(s))
+        return;
+    l->n_samples = figure(s, "samples");
+    l->distinct_samples = figure(s, "distinct_samples");
+    l->sampled_cpu_s = figure(s, "sampled_cpu_s");
+    l->shim_threads_cpu_s = figure(s, "shim_threads_cpu_s");
+    l->unsampled_cpu_s = figure(s, "unsampled_cpu_s");
+    l->have_figures = l->n_samples >= 0 && l->distinct_samples >= 0 && l->sampled_cpu_s >= 0 &&
+                      l->shim_threads_cpu_s >= 0 && l->unsampled_cpu_s >= 0;
+    if (!l->have_figures)
+        l->n_samples = l->distinct_samples = l->sampled_cpu_s = l->shim_threads_cpu_s = l->unsampled_cpu_s = 0;
+}
+
 int procline_read(const cJSON *o, struct proc_line *l)
 {
     memset(l, 0, sizeof *l);
@@ -36,5 +61,7 @@ int procline_read(const cJSON *o, struct proc_line *l)
     l->exe = string_of(o, "exe");
     l->samples = string_of(o, "samples");
     l->status = string_of(o, "status");
+    if (l->event == PROC_EXIT || l->event == PROC_EXEC)
+        read_figures(o, l);
     return 0;
 }

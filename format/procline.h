@@ -1,6 +1,6 @@
 /* procline.h: THE reading of one procs.jsonl line (docs/formats.md), the run's process tree as
  * every process of the run appends it: {"pid","ppid","event":"start"|"exec"|"exit","t_ns",
- * "exe","samples","status"}. The shim's leader (which of the run's processes still live), the
+ * "exe","samples","status","sampling"}. The shim's leader (which of the run's processes still live), the
  * symbolizer (which executable wrote which sample file) and the report (the images the shim did
  * not load in, runprocs.c) read lines here. Pure: no I/O,
  * no allocation, so the shim can use it; it must never accept a line without a whole pid and
@@ -20,6 +20,10 @@ struct proc_line {
     const char *exe;         /* into the object, or NULL */
     const char *samples;     /* the sample file's name, or NULL */
     const char *status;      /* at exit, or NULL */
+    /* exit and exec lines: the image's own sampling figures ("sampling": the same definitions as
+     * meta.json's), each a finite number >= 0; have_figures 0 when absent or malformed. */
+    int have_figures;
+    double n_samples, distinct_samples, sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
 };
 
 /* 0, or -1 when the object is no process line (no whole pid in 1..INT_MAX, no event string). */

@@ -99,6 +99,19 @@ void runmeta_free(struct run_meta *m)
     unknown(m);
 }
 
+const char *runmeta_cpu_counts(const struct run_meta *m)
+{
+    const cJSON *s = m->doc ? cJSON_GetObjectItemCaseSensitive(m->doc, "sampling") : NULL;
+    const cJSON *c = s ? cJSON_GetObjectItemCaseSensitive(s, "clock") : NULL;
+    if (!cJSON_IsString(c) || !c->valuestring)
+        return NULL;
+    if (strcmp(c->valuestring, "perf") == 0)
+        return "user";
+    if (strcmp(c->valuestring, "timer") == 0)
+        return "user+sys";
+    return NULL;
+}
+
 int runmeta_status_from_launcher(const struct run_meta *m)
 {
     return m->launcher_status[0] && (!m->status || strcmp(m->status, "running") == 0);

@@ -52,6 +52,13 @@ void runmeta_free(struct run_meta *m);
  * launcher.json has it, launcher.json's wins ("exit 0" again "ok"). Into buf; returns buf. */
 const char *runmeta_status(const struct run_meta *m, char *buf, size_t size);
 
+/* What a CPU second of the run's samples counts, from meta.json's sampling.clock: "user" for the
+ * perf clock (a task-clock with exclude_kernel: an expiry in the kernel is never signalled, so
+ * system time is not sampled), "user+sys" for the tick timer (the thread's CPU-time clock, which
+ * counts both); NULL when unknown or sampling was off. The one place the report's "CPU s (...)"
+ * headers and the pprof profile's comment take it from. */
+const char *runmeta_cpu_counts(const struct run_meta *m);
+
 /* Whether runmeta_status took launcher.json's status over the shim's. */
 int runmeta_status_from_launcher(const struct run_meta *m);
 

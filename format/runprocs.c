@@ -19,6 +19,7 @@ struct reading {
     struct hmap last;         /* pid -> (line number << 2) | 1 start, 2 exec, 3 exit */
     size_t noproc;            /* objects that are no process line */
     int oom;
+    struct run_sampling sampling;
 };
 
 static int take(cJSON *o, size_t lineno, void *arg)
@@ -31,6 +32,15 @@ static int take(cJSON *o, size_t lineno, void *arg)
     }
     if (pl.event == PROC_OTHER)
         return 0;
+    if (pl.have_figures) {
+        struct run_sampling *s = &r->sampling;
+        s->images++;
+        s->samples += pl.n_samples;
+        s->distinct_samples += pl.distinct_samples;
+        s->sampled_cpu_s += pl.sampled_cpu_s;
+        s->shim_threads_cpu_s += pl.shim_threads_cpu_s;
+        s->unsampled_cpu_s += pl.unsampled_cpu_s;
+    }
     uint64_t key[1] = {(uint64_t)pl.pid};
     uint64_t *v = hmap_get(&r->last, key, NULL);
     if (!v) {
@@ -50,6 +60,16 @@ static int by_line(const void *a, const void *b)
 {
     const struct unloaded_at *x = a, *y = b;
     return x->line < y->line ? -1 : x->line > y->line;
+}
+
+double run_sampling_hz_delivered(const struct run_sampling *s)
+{
+    return s->sampled_cpu_s > 0.05 ? s->distinct_samples / s->sampled_cpu_s : -1;
+}
+
+double run_sampling_hz_weighted(const struct run_sampling *s)
+{
+    return s->sampled_cpu_s > 0.05 ? s->samples / s->sampled_cpu_s : -1;
 }
 
 int run_procs_load(const char *dir, struct run_procs *p, char *err, size_t errlen)
@@ -81,6 +101,7 @@ int run_procs_load(const char *dir, struct run_procs *p, char *err, size_t errle
     if (rc == 0) {
         p->present = 1;
         p->processes = r.last.n;
+        p->sampling = r.sampling;
         p->bad = js.bad + r.noproc;
         for (size_t i = 0; i < r.last.cap; i++)
             if (r.last.used[i] && (r.last.vals[i] & 3u) == 2u)

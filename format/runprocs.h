@@ -19,7 +19,22 @@ struct run_procs {
                                * their exec lines */
     size_t nunloaded;
     size_t bad;               /* lines that are no process line */
+    /* The run's sampling, summed over every exit and exec line with figures (each image's
+     * own): images counted, samples, distinct samples (signals), the CPU seconds they sample
+     * (the clock's base: user with the perf clock, user+sys with the tick timer), the shim's
+     * threads' and the unsampled CPU s. An image without such a line (killed, a raw
+     * exit_group, still running) is not in the sums. */
+    struct run_sampling {
+        size_t images;
+        double samples, distinct_samples, sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
+    } sampling;
 };
+
+/* The run's delivered rate, distinct samples per sampled CPU second, and the weighted one
+ * (samples, overrun copies included): < 0 when under 0.05 sampled CPU s (too little to mean
+ * anything; meta.json's rule). */
+double run_sampling_hz_delivered(const struct run_sampling *s);
+double run_sampling_hz_weighted(const struct run_sampling *s);
 
 /* Reads dir/procs.jsonl into *p: 0, also when there is none; -1 with one line in err when it
  * cannot be read at all (or out of memory). */

@@ -1,5 +1,7 @@
-/* samples.c: the stack sample file reader (see samples.h for the rules it applies). It must never
- * allocate more than one record, never trust the header's count, and never crash on any bytes. */
+/* samples.c: the stack sample file reader (see samples.h for the rules it applies). It reads the
+ * file in blocks of whole records (SAMPLES_BLOCK_BYTES, or one record when a record is larger)
+ * and hands out records from the block, frames in place where the host is little endian. It must
+ * never hold more than one block, never trust the header's count, and never crash on any bytes. */
 #include "samples.h"
 #include "runfolder.h"
 #include "textfile.h"
@@ -69,7 +71,14 @@ int samples_open(struct samples_file *sf, const char *path, char *err, size_t er
     sf->cut = body % sf->record_bytes != 0;
     sf->records = sf->hdr.count < sf->held ? sf->hdr.count : sf->held;
     sf->beyond_count = sf->held > sf->hdr.count ? sf->held - sf->hdr.count : 0;
-    sf->raw = malloc(sf->record_bytes);
+    /* Whole records per block, never more than the file holds: a small file gets a small one. */
+    uint64_t per = SAMPLES_BLOCK_BYTES / sf->record_bytes;
+    if (per == 0)
+        per = 1;
+    if (per > sf->records)
+        per = sf->records ? sf->records : 1;
+    sf->block_records = (size_t)per;
+    sf->raw = malloc(sf->block_records * sf->record_bytes);
     if (!sf->raw) {
         reader_error(err, errlen, path, "out of memory");
         goto fail;
@@ -82,23 +91,51 @@ fail:
     return -1;
 }
 
-int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t errlen)
+/* The next block of whole records into sf->raw: 1, 0 at the end (a file that shrank after open
+ * ends at its last whole record, as a cut file), -1 on a read error. */
+static int fill(struct samples_file *sf)
 {
-    if (!sf->f || sf->done >= sf->records)
-        return 0;
-    size_t got = fread(sf->raw, 1, sf->record_bytes, sf->f);
-    if (got < sf->record_bytes) {
+    uint64_t left = sf->records - sf->done;
+    size_t want = left < sf->block_records ? (size_t)left : sf->block_records;
+    size_t got = fread(sf->raw, sf->record_bytes, want, sf->f);
+    if (got < want) {
         if (ferror(sf->f)) {
-            reader_error(err, errlen, sf->path, "read error at record %llu: %s",
-                         (unsigned long long)sf->done, strerror(errno));
-            return -1;
+            /* the whole records read before the error are still handed out, then the error */
+            sf->error = errno ? errno : EIO;
+            reader_error(sf->error_msg, sizeof sf->error_msg, sf->path,
+                         "read error at record %llu: %s", (unsigned long long)(sf->done + got),
+                         strerror(sf->error));
         }
         /* The file shrank after open: what was read before stands, as for a cut file. */
         sf->cut = 1;
-        sf->records = sf->done;
+        sf->records = sf->done + got;
+    }
+    sf->at = 0;
+    sf->in_block = got;
+    return got > 0 ? 1 : sf->error ? -1 : 0;
+}
+
+int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t errlen)
+{
+    if (!sf->f || sf->done >= sf->records) {
+        if (sf->f && sf->error && !sf->error_told) {
+            sf->error_told = 1;
+            snprintf(err, errlen, "%s", sf->error_msg);
+            return -1;
+        }
         return 0;
     }
-    const unsigned char *r = sf->raw;
+    if (sf->at == sf->in_block) {
+        int rc = fill(sf);
+        if (rc < 0) {
+            sf->error_told = 1;
+            snprintf(err, errlen, "%s", sf->error_msg);
+        }
+        if (rc <= 0)
+            return rc;
+    }
+    const unsigned char *r = sf->raw + sf->at * sf->record_bytes;
+    sf->at++;
     s->time_ns = le64_at(r + SAMPLEFILE_REC_TIME);
     s->tid = le32_at(r + SAMPLEFILE_REC_TID);
     uint32_t n = le32_at(r + SAMPLEFILE_REC_NFRAMES);
@@ -107,14 +144,22 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
         sf->clamped++;
     }
     s->nframes = n;
+    memcpy(s->comm, r + SAMPLEFILE_REC_COMM, SAMPLEFILE_COMM_BYTES);
     for (int i = 0; i < SAMPLEFILE_COMM_BYTES; i++) {
-        unsigned char c = r[SAMPLEFILE_REC_COMM + i];
-        s->comm[i] = (c != 0 && (c < 0x20 || c == 0x7f)) ? '?' : (char)c;
+        unsigned char c = (unsigned char)s->comm[i];
+        if ((unsigned char)(c - 1) < 0x1f || c == 0x7f) /* a control byte other than NUL */
+            s->comm[i] = '?';
     }
     s->comm[SAMPLEFILE_COMM_BYTES] = '\0';
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+    /* In place: the block is malloc'd and a record is 32 + 8 * max_frames bytes, so every
+     * record's frames start 8-byte aligned. */
+    s->frames = (const uint64_t *)(const void *)(r + SAMPLEFILE_REC_FRAMES);
+#else
     for (uint32_t i = 0; i < n; i++)
         sf->frames[i] = le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)i);
     s->frames = sf->frames;
+#endif
     sf->done++;
     return 1;
 }

@@ -1,6 +1,6 @@
 /* samples.h: THE reader of the shim's stack sample files (docs/formats.md), cpuprof.<pid>[.<n>].bin.
- * Every tool that reads samples goes through here. Records are streamed one at a time, so memory
- * never grows with the file; hostile input gives a one-line error naming the file, never a crash.
+ * Every tool that reads samples goes through here. Records are streamed one at a time out of
+ * blocks of SAMPLES_BLOCK_BYTES, so memory never grows with the file; hostile input gives a one-line error naming the file, never a crash.
  * The layout is format/samplefile.h's, the one the shim's writer includes.
  *
  * What is accepted, and why (the shim may be killed mid-write):
@@ -20,6 +20,9 @@
 #include <stdio.h>
 
 #include "samplefile.h"
+
+/* Bytes read at a time: whole records, one at least. */
+#define SAMPLES_BLOCK_BYTES (1u << 20)
 
 struct samples_header {
     uint64_t count;       /* records, as the header says (may exceed what the file holds) */
@@ -49,8 +52,12 @@ struct samples_file {
     uint64_t clamped;       /* records whose nframes exceeded max_frames */
     size_t record_bytes;
     FILE *f;
-    unsigned char *raw;     /* one record */
-    uint64_t frames[SAMPLEFILE_MAX_FRAMES];
+    unsigned char *raw;     /* one block: block_records records */
+    size_t block_records;
+    size_t in_block, at;    /* records read into the block, and handed out of it */
+    int error, error_told;  /* a read error (errno), and whether samples_next() returned -1 */
+    char error_msg[320];    /* its one line */
+    uint64_t frames[SAMPLEFILE_MAX_FRAMES]; /* big-endian hosts: the frames converted */
 };
 
 /* Opens and checks the header. Returns 0, or -1 with "<path>: <what is wrong>" in err. */

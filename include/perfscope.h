@@ -9,6 +9,10 @@
  *   perfscope_end("prefill", 512);   // tokens < 0: none
  *
  * Names follow the markers file's rules: [A-Za-z0-9_.-], at most 64 bytes.
+ *
+ * Nothing to link: `cc $(pkg-config --cflags --libs perfscope)` (docs/install.md). A program
+ * linked without PIE (-no-pie) has the weak references resolved to nothing at link time, so its
+ * calls stay no-ops even under the shim.
  */
 #ifndef PERFSCOPE_H
 #define PERFSCOPE_H

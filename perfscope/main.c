@@ -43,7 +43,7 @@ static int find(const char *name, struct front_command *c)
         return 0;
     *c = (struct front_command){r->name, r->cmd, r->usage, r->what};
     if (strcmp(r->name, "report") == 0)
-        c->usage = "report OUT";
+        c->usage = "report [--markdown] OUT";
     return 1;
 }
 

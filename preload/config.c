@@ -48,6 +48,19 @@ static void absolute(char *dst, size_t size, const char *path)
     snprintf(dst, size, "%s/%s", cwd, path);
 }
 
+/* The markers file's variable: LLMPERFSCOPE_MARKERS, else PERFSCOPE_MARKERS (the same variable
+ * under our own prefix; the first wins when both are set), NULL when neither is. */
+const char *config_markers_var(void)
+{
+    static const char *const names[] = {"LLMPERFSCOPE_MARKERS", "PERFSCOPE_MARKERS"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v)
+            return names[i];
+    }
+    return NULL;
+}
+
 void config_read(void)
 {
     const char *out = getenv("PERFSCOPE_OUT");
@@ -83,8 +96,8 @@ void config_read(void)
     ps_cfg.unwind_fast = !(fast && strcmp(fast, "0") == 0);
     ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);
     ps_cfg.counter_ms = (int)env_long("PERFSCOPE_COUNTER_MS", NULL, 100, 0, 3600000);
-    const char *markers = getenv("LLMPERFSCOPE_MARKERS");
-    if (markers && *markers)
+    const char *markers = config_markers_var() ? getenv(config_markers_var()) : NULL;
+    if (markers)
         absolute(ps_cfg.markers, sizeof ps_cfg.markers, markers);
     const char *pc = getenv("PERFSCOPE_POWERCAP_ROOT");
     snprintf(ps_cfg.powercap_root, sizeof ps_cfg.powercap_root, "%s", pc && *pc ? pc : "/sys/class/powercap");
@@ -104,6 +117,8 @@ static void export_absolute(const char *name, const char *abs)
 void config_export_absolute(void)
 {
     export_absolute("PERFSCOPE_OUT", ps_cfg.out_dir);
-    export_absolute("LLMPERFSCOPE_MARKERS", ps_cfg.markers);
+    /* Only the variable the markers file came from: the other one, when set, is left as given. */
+    if (config_markers_var())
+        export_absolute(config_markers_var(), ps_cfg.markers);
     export_absolute("LLMPERFSCOPE_CPUPROF_OUT", ps_cfg.file_prefix);
 }

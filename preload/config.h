@@ -20,7 +20,7 @@ struct ps_config {
     int unwind_fast;             /* PERFSCOPE_UNWIND_FAST: libunwind's caching tracer; 0: step by step */
     int max_frames;              /* 1..256 */
     int counter_ms;              /* 0: no periodic counter reads */
-    char markers[PATH_MAX];      /* LLMPERFSCOPE_MARKERS, "" when unset */
+    char markers[PATH_MAX];      /* LLMPERFSCOPE_MARKERS, else PERFSCOPE_MARKERS; "" when neither */
     char powercap_root[PATH_MAX];
     char nvml_path[PATH_MAX];
 };
@@ -29,6 +29,9 @@ extern struct ps_config ps_cfg;
 
 /* Fills ps_cfg from the environment; bad values are logged and replaced by the default. */
 void config_read(void);
+/* The variable the markers file is named by: "LLMPERFSCOPE_MARKERS" when set, else
+ * "PERFSCOPE_MARKERS" when set (the same variable; the first wins), else NULL. */
+const char *config_markers_var(void);
 /* Our own variables hold absolute paths from here on (only those given relative). */
 void config_export_absolute(void);
 

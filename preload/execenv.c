@@ -18,8 +18,10 @@ static char self_path[PATH_MAX];  /* the shim's file, absolute; "" unknown */
 static char rel_entry[PATH_MAX];  /* the relative LD_PRELOAD entry that names the shim; "" none */
 
 /* The run folder's variables: a value the target's environment gave relative is made the
- * absolute one config.c exported (only where this process records the run). */
-static const char *const run_vars[] = {"PERFSCOPE_OUT", "LLMPERFSCOPE_MARKERS", "LLMPERFSCOPE_CPUPROF_OUT"};
+ * absolute one config.c exported (only where this process records the run). Of the two markers
+ * variables only the one the markers file came from (config_markers_var). */
+static const char *const run_vars[] = {"PERFSCOPE_OUT", "LLMPERFSCOPE_MARKERS", "LLMPERFSCOPE_CPUPROF_OUT",
+                                       "PERFSCOPE_MARKERS"};
 #define NRUN_VARS (sizeof run_vars / sizeof run_vars[0])
 static char run_from[NRUN_VARS][PATH_MAX]; /* as given, relative; "" not rewritten */
 
@@ -68,8 +70,11 @@ static int have_fixes; /* anything for execenv_fix to look for */
 
 void execenv_start(void)
 {
+    const char *markers_var = config_markers_var();
     for (size_t i = 0; i < NRUN_VARS; i++) {
         const char *r = getenv(run_vars[i]);
+        if ((i == 1 || i == 3) && (!markers_var || strcmp(run_vars[i], markers_var) != 0))
+            continue;
         if (r && *r && r[0] != '/' && strlen(r) < sizeof run_from[i]) {
             memcpy(run_from[i], r, strlen(r) + 1);
             have_fixes = 1;
@@ -116,7 +121,7 @@ void execenv_start(void)
 /* The absolute value of run variable i, as config.c exported it. */
 static const char *run_to(size_t i)
 {
-    return i == 0 ? ps_cfg.out_dir : i == 1 ? ps_cfg.markers : ps_cfg.file_prefix;
+    return i == 0 ? ps_cfg.out_dir : i == 2 ? ps_cfg.file_prefix : ps_cfg.markers;
 }
 
 /* "NAME=" prefix test without strncmp's locale worries (none, but plain). */

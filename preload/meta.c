@@ -8,6 +8,7 @@
  * figures to a text rendered in advance: no allocation. Under a seccomp filter the file is
  * rewritten in place through a descriptor kept beforehand (fds.c), never renamed. */
 #include "meta.h"
+#include "procs.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -217,13 +218,17 @@ struct exit_figures {
 
 /* The CPU time the clock in use samples: the perf clock counts user time only where the
  * kernel refuses more; the tick timer both. Async-signal-safe (getrusage is a system call). */
+static double image_user_s0, image_sys_s0; /* meta_image_start's: the CPU before this image */
+
 static double sampled_cpu_s(void)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0)
         return 0;
-    double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
-    double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    double user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 - image_user_s0;
+    double sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 - image_sys_s0;
+    user = user > 0 ? user : 0;
+    sys = sys > 0 ? sys : 0;
     return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
 }
 
@@ -418,6 +423,26 @@ static void set_final(const char *status)
     atomic_store(&final_set, 1);
 }
 
+/* "run": every process image's figures as procs.jsonl has them when the first process ends (its
+ * own exit line is written just before), the same rule for the rate. */
+static void add_run_sampling(cJSON *s)
+{
+    struct procs_sampling r;
+    if (procs_run_sampling(&r) != 0 || !r.images)
+        return;
+    cJSON *o = cJSON_AddObjectToObject(s, "run");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "images", r.images);
+    cJSON_AddNumberToObject(o, "samples", r.samples);
+    cJSON_AddNumberToObject(o, "distinct_samples", r.distinct_samples);
+    cJSON_AddNumberToObject(o, "sampled_cpu_s", r.sampled_cpu_s);
+    if (r.sampled_cpu_s > 0.05) {
+        cJSON_AddNumberToObject(o, "hz_delivered", r.distinct_samples / r.sampled_cpu_s);
+        cJSON_AddNumberToObject(o, "hz_weighted", r.samples / r.sampled_cpu_s);
+    }
+}
+
 void meta_write_exit(const char *status)
 {
     pthread_mutex_lock(&doc_lock);
@@ -443,6 +468,7 @@ void meta_write_exit(const char *status)
         cJSON_AddNumberToObject(s, "signals_chained", (double)f.chained);
         cJSON_AddNumberToObject(s, "unsampled_cpu_s", f.unsampled_cpu_s);
         cJSON_AddNumberToObject(s, "unsampled_threads", f.unsampled_threads);
+        add_run_sampling(s);
     }
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "end_ns");
     cJSON_AddNumberToObject(meta, "end_ns", (double)f.end_ns);
@@ -544,7 +570,35 @@ void meta_keep_for_filter(void)
  * held is free again. */
 void meta_after_fork(void)
 {
+    /* A fork child's CPU time starts at zero, and its shim threads are new. */
+    image_user_s0 = image_sys_s0 = 0;
+    for (int i = 0; i < META_OWN_THREADS; i++) {
+        atomic_store(&own_user_ns[i], 0);
+        atomic_store(&own_sys_ns[i], 0);
+    }
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     doc_lock = fresh;
     atomic_store(&file_lock, 0);
+}
+
+/* ---- every image's figures (procs.jsonl) ---- */
+
+void meta_image_start(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return;
+    image_user_s0 = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+    image_sys_s0 = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+void meta_image_figures(struct meta_image_figures *out)
+{
+    struct exit_figures f;
+    exit_figures(&f);
+    out->samples = f.taken;
+    out->distinct_samples = f.signals;
+    out->sampled_cpu_s = f.cpu_s;
+    out->shim_threads_cpu_s = f.shim_threads_cpu_s;
+    out->unsampled_cpu_s = f.unsampled_cpu_s;
 }

@@ -4,6 +4,8 @@
 #ifndef PERFSCOPE_META_H
 #define PERFSCOPE_META_H
 
+#include <stdint.h>
+
 /* At start (the process that owns the run's meta): all but the machine scan, written at once. */
 void meta_write_start(void);
 /* On the watcher thread, once: adds machine_before (the /proc scan) and writes again. */
@@ -22,7 +24,19 @@ void meta_rewrite_status(const char *status);
 void meta_note_end_unseen(const char *why);
 /* Before a seccomp filter: the file kept open and rewritten in place from now on (fds.c). */
 void meta_keep_for_filter(void);
-/* In a fork child: locks another thread held are free again. */
+/* In a fork child: locks another thread held are free again; the CPU time baseline is zero. */
 void meta_after_fork(void);
+
+/* This image's sampling figures (the same definition as meta.json's, for every process's
+ * procs.jsonl exit and exec lines: procs.c). The CPU times are this image's: since
+ * meta_image_start, so an exec'd image does not count its predecessor's. Async-signal-safe. */
+struct meta_image_figures {
+    uint64_t samples, distinct_samples;
+    double sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
+};
+void meta_image_figures(struct meta_image_figures *out);
+/* At the image's start: the process's CPU time so far (the previous image's, after an exec), left
+ * out of this image's figures. */
+void meta_image_start(void);
 
 #endif

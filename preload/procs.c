@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "config.h"
 #include "fds.h"
 #include "markers.h"
+#include "meta.h"
 #include "safefmt.h"
 #include "shim.h"
 #include "writer.h"
@@ -37,6 +39,19 @@ void procs_line(const char *event, const char *status)
     cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
     if (status)
         cJSON_AddStringToObject(o, "status", status);
+    if (strcmp(event, "start") != 0 && ps_cfg.hz > 0) {
+        /* The image's own sampling figures, for the run's sums (docs/formats.md). */
+        struct meta_image_figures f;
+        meta_image_figures(&f);
+        cJSON *s = cJSON_AddObjectToObject(o, "sampling");
+        if (s) {
+            cJSON_AddNumberToObject(s, "samples", (double)f.samples);
+            cJSON_AddNumberToObject(s, "distinct_samples", (double)f.distinct_samples);
+            cJSON_AddNumberToObject(s, "sampled_cpu_s", f.sampled_cpu_s);
+            cJSON_AddNumberToObject(s, "shim_threads_cpu_s", f.shim_threads_cpu_s);
+            cJSON_AddNumberToObject(s, "unsampled_cpu_s", f.unsampled_cpu_s);
+        }
+    }
     if (strcmp(event, "start") == 0) {
         char exe[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -54,11 +69,11 @@ void procs_line(const char *event, const char *status)
 /* Made at start: the fatal path may run on a small alternate signal stack. */
 static char procs_path[PATH_MAX];
 
-/* The fatal-signal path's exit line: procs_line's fields in its order, built by hand, no
- * allocation. */
+/* The fatal-signal path's exit line: procs_line's fields in its order (the image's sampling
+ * figures included), built by hand, no allocation. */
 void procs_exit_line_signal_safe(const char *status)
 {
-    char line[256];
+    char line[512];
     struct safefmt f;
     safefmt_init(&f, line, sizeof line);
     safefmt_str(&f, "{\"pid\":");
@@ -69,7 +84,23 @@ void procs_exit_line_signal_safe(const char *status)
     safefmt_u64(&f, ps_now_ns());
     safefmt_str(&f, ",\"status\":\"");
     safefmt_str(&f, status);
-    safefmt_str(&f, "\"}\n");
+    safefmt_str(&f, "\"");
+    if (ps_cfg.hz > 0) {
+        struct meta_image_figures x;
+        meta_image_figures(&x);
+        safefmt_str(&f, ",\"sampling\":{\"samples\":");
+        safefmt_u64(&f, x.samples);
+        safefmt_str(&f, ",\"distinct_samples\":");
+        safefmt_u64(&f, x.distinct_samples);
+        safefmt_str(&f, ",\"sampled_cpu_s\":");
+        safefmt_fixed(&f, x.sampled_cpu_s, 6);
+        safefmt_str(&f, ",\"shim_threads_cpu_s\":");
+        safefmt_fixed(&f, x.shim_threads_cpu_s, 6);
+        safefmt_str(&f, ",\"unsampled_cpu_s\":");
+        safefmt_fixed(&f, x.unsampled_cpu_s, 6);
+        safefmt_str(&f, "}");
+    }
+    safefmt_str(&f, "}\n");
     if (f.overflow)
         return;
     int fd = fds_run_open(procs_path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
@@ -118,6 +149,50 @@ static void parse_procs(const char *path)
         cJSON_Delete(o);
     }
     fclose(f);
+}
+
+int procs_run_sampling(struct procs_sampling *out)
+{
+    memset(out, 0, sizeof *out);
+    /* The run's own open (fds_run_open: never past a seccomp filter, never racing one), read
+     * whole with read(): a kept descriptor handed back is never closed here. */
+    int fd = fds_run_open(procs_path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    char *text = NULL;
+    size_t n = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (64 << 20))
+        text = malloc((size_t)st.st_size + 1);
+    while (text && n < (size_t)st.st_size) {
+        ssize_t k = read(fd, text + n, (size_t)st.st_size - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += (size_t)k;
+    }
+    fds_run_close(fd);
+    if (!text)
+        return -1;
+    text[n] = '\0';
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        cJSON *o = cJSON_Parse(line);
+        struct proc_line pl;
+        if (o && procline_read(o, &pl) == 0 && pl.have_figures) {
+            out->images++;
+            out->samples += pl.n_samples;
+            out->distinct_samples += pl.distinct_samples;
+            out->sampled_cpu_s += pl.sampled_cpu_s;
+        }
+        cJSON_Delete(o);
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return 0;
 }
 
 int ps_run_pids(pid_t *pids, int max)

@@ -17,6 +17,14 @@ void procs_exit_line_signal_safe(const char *status);
 const char *procs_path_of_run(void);
 /* Pids of the run's live processes (from procs.jsonl), at most max; returns the count. */
 int ps_run_pids(pid_t *pids, int max);
+/* The run's sampling figures so far: the sums of every exit and exec line's "sampling" in
+ * procs.jsonl (the images that had ended, this one's own exit line included once written). Not
+ * for a signal handler (file reads, allocation). 0, or -1 when the file cannot be read. */
+struct procs_sampling {
+    int images;
+    double samples, distinct_samples, sampled_cpu_s;
+};
+int procs_run_sampling(struct procs_sampling *out);
 /* In a fork child: the lock a parent thread may have held is free again. */
 void procs_after_fork(void);
 

@@ -204,6 +204,7 @@ static void start(void)
         return;
     }
     procs_start();
+    meta_image_start();
     config_export_absolute();
     runid_export();
     ps_active = 1;

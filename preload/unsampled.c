@@ -90,7 +90,7 @@ static int prof_blocked(pid_t tid)
     if (!fds_may_open())
         return -1;
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = fds_open_high(path, O_RDONLY, 0);
+    int fd = fds_run_open(path, O_RDONLY, 0); /* not once a filter may forbid it */
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -112,7 +112,7 @@ static void fill_comm(struct ps_thread *t)
         return;
     char path[64], name[17] = { 0 };
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    int fd = fds_open_high(path, O_RDONLY, 0);
+    int fd = fds_run_open(path, O_RDONLY, 0); /* not once a filter may forbid it */
     if (fd < 0)
         return;
     ssize_t n = read(fd, name, 16);

@@ -18,25 +18,42 @@ int report_is_help(int argc, char **argv)
 
 int report_cmd_run(int argc, char **argv)
 {
-    if (argc != 1 || argv[0][0] == '-') {
-        if (strcmp(report_prog, "perfscope") == 0)
-            report_fail("usage: perfscope report OUT");
+    /* --markdown before or after OUT: the markdown on a terminal too. */
+    int markdown = 0;
+    const char *dir = NULL;
+    int bad = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--markdown") == 0)
+            markdown = 1;
+        else if (argv[i][0] == '-' || dir)
+            bad = 1;
         else
-            report_fail("usage: perfscope-report OUT | diff ... | noise ... | matrix CASES.json ... | "
+            dir = argv[i];
+    }
+    if (bad || !dir) {
+        if (strcmp(report_prog, "perfscope") == 0)
+            report_fail("usage: perfscope report [--markdown] OUT");
+        else
+            report_fail("usage: perfscope-report [--markdown] OUT | diff ... | noise ... | matrix CASES.json ... | "
                         "dump samples|maps|phases|run FILE");
         return REPORT_BAD_INPUT;
     }
-    return cmd_run(argv[0]);
+    return cmd_run(dir, markdown);
 }
 
 const struct report_command report_commands[] = {
-    {"report", report_cmd_run, "OUT", "the report of one run folder: prints it, writes OUT/report.md and OUT/run.json"},
-    {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...",
-     "the A/B judgement of two sets of runs (docs/diff.md)"},
+    {"report", report_cmd_run, "[--markdown] OUT",
+     "the report of one run folder: prints it (aligned tables on a terminal, the markdown with --markdown or "
+     "when not a terminal), writes OUT/report.md and OUT/run.json"},
+    {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...\n"
+     "       diff --profiles [--json] [--min-pp X] A... -- B...",
+     "the A/B judgement of two sets of runs; with --profiles, which functions changed per phase "
+     "(docs/diff.md)"},
     {"noise", cmd_noise, "noise NULL_MATRIX.json", "the noise floor from an A/A matrix (docs/diff.md)"},
     {"matrix", cmd_matrix,
      "matrix CASES.json --a NAME=DIR --b NAME=DIR [--order ABBA] [--timeout S] "
-     "[--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR]",
+     "[--precheck wait|skip|off] [--only REGEX] [--noise FILE] [--out DIR] [--a-env K=V]... "
+     "[--b-env K=V]... [--a-args \"...\"] [--b-args \"...\"] [--profile N]",
      "runs the cases of an A/B matrix and judges them (docs/matrix.md)"},
     {"dump", cmd_dump, "dump samples FILE | maps FILE [HEXADDR@NS...] | phases FILE [NS...] | run DIR",
      "a reader's view of one file of a run folder, or of the run"},

@@ -1,4 +1,4 @@
-/* cmd.c: `perfscope-symbolize [--top N] [--trust-modified] OUT` and `perfscope symbolize ...`:
+/* cmd.c: `perfscope-symbolize [--top N] [--trust-modified] [--progress-fd N] OUT` and `perfscope symbolize ...`:
  * the command line into symbolize_run and one summary line. Shared by symbolize/main.c and the
  * front door (perfscope/main.c). It must never do the symbolizer's work itself. Exit status:
  * 0 done, 1 an output could not be written, 2 bad usage or nothing usable in OUT. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYMBOLIZE_USAGE "[--top N] [--trust-modified] OUT"
+#define SYMBOLIZE_USAGE "[--top N] [--trust-modified] [--progress-fd N] OUT"
 
 static int usage(const char *prog)
 {
@@ -19,13 +19,16 @@ static int usage(const char *prog)
 int symbolize_cmd(const char *prog, int argc, char **argv)
 {
     struct symbolize_opts o = {0};
+    o.progress_fd = 2;
     const char *dir = NULL;
     if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         printf("usage: %s " SYMBOLIZE_USAGE "\n"
                "Symbolizes the run folder OUT: OUT/profile.json, stacks.folded, profile.pb.gz, "
                "trace.json.\n"
                "  --top N           how many hot functions per group (default 50)\n"
-               "  --trust-modified  use binaries changed since the run (normally refused)\n",
+               "  --trust-modified  use binaries changed since the run (normally refused)\n"
+               "  --progress-fd N   the progress line on descriptor N when it is a terminal (default:\n"
+               "                    stderr, when it is one; shown once symbolizing takes over a second)\n",
                prog);
         return 0;
     }
@@ -40,6 +43,12 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
             if (*end || n < 1 || n > 100000)
                 return usage(prog);
             o.top = (int)n;
+        } else if (strcmp(argv[i], "--progress-fd") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || n < 1 || n > 1000000)
+                return usage(prog);
+            o.progress_fd = (int)n;
         } else if (strcmp(argv[i], "--trust-modified") == 0) {
             o.trust_modified = 1;
         } else if (argv[i][0] == '-' || dir) {

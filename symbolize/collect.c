@@ -3,8 +3,10 @@
  * process's perf map (perfmap.c) and the files' symbols (symtab.c), each sample counted under
  * its phase group (phases.c), thread and stack.
  *
- * It must never hold more than one sample record, never resolve a raw stack it has already
- * resolved (the stack cache), and never stop on one bad file when others are usable. */
+ * It must never hold more than one block of sample records (samples.c), never resolve a raw stack
+ * it has already resolved (the stack cache), never look a sample's count up again while the
+ * samples of a stack keep to one thread and phase (the cache's pending count), and never stop on
+ * one bad file when others are usable. */
 #include "profile.h"
 #include "procline.h"
 #include "phasegroups.h"
@@ -15,6 +17,8 @@
 #include "perfmap.h"
 #include "textfile.h"
 #include "utf8.h"
+#include "dwprefetch.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -188,17 +192,58 @@ static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample
     return (uint32_t)p->nthr++;
 }
 
+static size_t node_slot_of(uint64_t key, size_t slots)
+{
+    key *= 0x9e3779b97f4a7c15ULL;
+    return (size_t)(key ^ key >> 29) & (slots - 1);
+}
+
+static int node_index_grow(struct node_index *ix)
+{
+    size_t slots = ix->slots ? ix->slots * 2 : 4096;
+    struct node_slot *v = calloc(slots, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < ix->slots; i++) {
+        if (!ix->slot[i].node)
+            continue;
+        size_t j = node_slot_of(ix->slot[i].key, slots);
+        while (v[j].node)
+            j = (j + 1) & (slots - 1);
+        v[j] = ix->slot[i];
+    }
+    free(ix->slot);
+    ix->slot = v;
+    ix->slots = slots;
+    return 0;
+}
+
+/* The child of parent at loc, or 0 (read-only: the writers use it side by side). */
+static uint32_t node_index_find(const struct node_index *ix, uint32_t parent, uint32_t loc)
+{
+    if (!ix->slots)
+        return 0;
+    uint64_t key = (uint64_t)parent << 32 | loc;
+    for (size_t j = node_slot_of(key, ix->slots); ix->slot[j].node; j = (j + 1) & (ix->slots - 1))
+        if (ix->slot[j].key == key)
+            return ix->slot[j].node;
+    return 0;
+}
+
 static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
 {
-    uint64_t key[2] = {parent, loc};
-    int is_new;
-    uint64_t *slot = hmap_get(&p->node_idx, key, &is_new);
-    if (!slot) {
+    struct node_index *ix = &p->node_idx;
+    if ((ix->n + 1) * 2 > ix->slots && node_index_grow(ix) != 0) {
         p->oom = 1;
         return 0;
     }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint64_t key = (uint64_t)parent << 32 | loc;
+    size_t j = node_slot_of(key, ix->slots);
+    while (ix->slot[j].node) {
+        if (ix->slot[j].key == key)
+            return ix->slot[j].node;
+        j = (j + 1) & (ix->slots - 1);
+    }
     if (p->nnodes == p->capnodes) {
         size_t cap = p->capnodes * 2;
         struct prof_node *v = realloc(p->nodes, cap * sizeof *v);
@@ -209,8 +254,13 @@ static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
         p->nodes = v;
         p->capnodes = cap;
     }
+    if (p->nnodes >= UINT32_MAX) {
+        p->oom = 1;
+        return 0;
+    }
     p->nodes[p->nnodes] = (struct prof_node){parent, loc};
-    *slot = p->nnodes;
+    ix->slot[j] = (struct node_slot){key, (uint32_t)p->nnodes, 0};
+    ix->n++;
     return (uint32_t)p->nnodes++;
 }
 
@@ -263,7 +313,18 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
         e = maps_lookup_near(img->maps, addr, img->maps->snaps[snap].t_ns);
     uint32_t loc;
     if (e && e->path[0] == '/') {
-        uint32_t m = symtab_file_module(&p->st, e->path, e->inode);
+        /* The module of a maps line, looked up by its text once per line. */
+        uint64_t mk[1] = {(uint64_t)(uintptr_t)e};
+        int is_new;
+        uint64_t *ms = hmap_get(&p->mod_memo, mk, &is_new);
+        uint32_t m;
+        if (ms && !is_new) {
+            m = (uint32_t)*ms;
+        } else {
+            m = symtab_file_module(&p->st, e->path, e->inode);
+            if (ms && (ms = hmap_find(&p->mod_memo, mk)) != NULL)
+                *ms = m;
+        }
         loc = p->st.mods[m].shim ? PROF_LOC_LEFT_OUT
                                  : symtab_file_loc(&p->st, m, addr - e->start + e->offset, ret);
     } else {
@@ -293,77 +354,101 @@ static uint32_t resolve_frame(struct profile *p, uint32_t image, uint32_t snap, 
 
 /* ---- stack cache ---- */
 
+/* An entry's words: [image<<32|snapshot, nframes (| SC_CALLERS), node, pending key, pending
+ * count, frames...]. */
+#define SC_HEAD 5
+/* Marks (in nframes) an entry of a stack's callers alone (frames 1..n-1, all return addresses):
+ * the node of the leaf's parent, shared by every stack that differs only in its leaf (the
+ * samples of one function at different instructions). */
+#define SC_CALLERS 0x10000u
+/* The node of an entry not resolved yet. */
+#define SC_UNRESOLVED UINT64_MAX
+
+/* The hash of a stack: four independent multiply-add lanes over the frames (a sample's 30
+ * frames cost about 60 instructions, the lanes' multiplies overlapping), then one mix. The
+ * cache compares whole stacks, so the hash only has to spread them. */
 static uint64_t stack_hash(uint64_t head, const uint64_t *f, uint32_t n)
 {
-    uint64_t w[2] = {head, n};
-    uint64_t h = hmap_hash(w, 2);
-    return h ^ hmap_hash(f, n);
+    const uint64_t m1 = 0x9e3779b97f4a7c15ULL, m2 = 0xff51afd7ed558ccdULL;
+    uint64_t a = head, b = n, c = 0x243f6a8885a308d3ULL, d = 0x13198a2e03707344ULL;
+    uint32_t len = n & ~SC_CALLERS, i = 0;
+    for (; i + 4 <= len; i += 4) {
+        a = (a + f[i]) * m1;
+        b = (b + f[i + 1]) * m2;
+        c = (c + f[i + 2]) * m1;
+        d = (d + f[i + 3]) * m2;
+        a ^= a >> 31;
+        b ^= b >> 29;
+        c ^= c >> 31;
+        d ^= d >> 29;
+    }
+    for (; i < len; i++) {
+        a = (a + f[i]) * m1;
+        a ^= a >> 31;
+    }
+    uint64_t h = a ^ (b * m1 + (b >> 17)) ^ (c * m2 + (c >> 23)) ^ (d * 0xc4ceb9fe1a85ec53ULL);
+    h ^= h >> 33;
+    h *= m2;
+    h ^= h >> 29;
+    return h;
 }
 
 static int sc_grow(struct stack_cache *c)
 {
     size_t slots = c->slots ? c->slots * 2 : 4096;
-    uint64_t *hs = malloc(slots * sizeof *hs);
-    uint32_t *off = calloc(slots, sizeof *off), *node = malloc(slots * sizeof *node);
-    if (!hs || !off || !node) {
-        free(hs);
-        free(off);
-        free(node);
+    struct sc_slot *v = calloc(slots, sizeof *v);
+    if (!v)
         return -1;
-    }
     for (size_t i = 0; i < c->slots; i++) {
-        if (!c->slot_off[i])
+        if (!c->slot[i].off)
             continue;
-        size_t j = c->slot_hash[i] & (slots - 1);
-        while (off[j])
+        size_t j = c->slot[i].hash & (slots - 1);
+        while (v[j].off)
             j = (j + 1) & (slots - 1);
-        hs[j] = c->slot_hash[i];
-        off[j] = c->slot_off[i];
-        node[j] = c->slot_node[i];
+        v[j] = c->slot[i];
     }
-    free(c->slot_hash);
-    free(c->slot_off);
-    free(c->slot_node);
-    c->slot_hash = hs;
-    c->slot_off = off;
-    c->slot_node = node;
+    free(c->slot);
+    c->slot = v;
     c->slots = slots;
     return 0;
 }
 
-/* The cached node of the stack, or UINT32_MAX; *where receives the empty slot to fill. */
+/* The cached entry of the stack (its offset into words + 1), or 0; *where receives the empty
+ * slot to fill. */
 static uint32_t sc_find(const struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
                         uint32_t n, size_t *where)
 {
     *where = SIZE_MAX;
     if (!c->slots)
-        return UINT32_MAX;
+        return 0;
     size_t j = h & (c->slots - 1);
-    while (c->slot_off[j]) {
-        if (c->slot_hash[j] == h) {
-            const uint64_t *e = c->words + c->slot_off[j] - 1;
-            if (e[0] == head && e[1] == n && memcmp(e + 2, f, n * sizeof *f) == 0)
-                return c->slot_node[j];
+    while (c->slot[j].off) {
+        if (c->slot[j].hash == h) {
+            const uint64_t *e = c->words + c->slot[j].off - 1;
+            if (e[0] == head && e[1] == n &&
+                memcmp(e + SC_HEAD, f, (n & ~SC_CALLERS) * sizeof *f) == 0)
+                return c->slot[j].off;
         }
         j = (j + 1) & (c->slots - 1);
     }
     *where = j;
-    return UINT32_MAX;
+    return 0;
 }
 
-static void sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
-                   uint32_t n, uint32_t node)
+/* Adds the stack; its entry's offset + 1, or 0 when the cache is full. */
+static uint32_t sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint64_t *f,
+                       uint32_t n, uint64_t node)
 {
     if (c->full)
-        return;
-    size_t need = c->used + 2 + n;
+        return 0;
+    size_t need = c->used + SC_HEAD + (n & ~SC_CALLERS);
     if (need > STACK_CACHE_WORDS || need >= UINT32_MAX) {
         c->full = 1;
-        return;
+        return 0;
     }
     if ((c->n + 1) * 2 > c->slots && sc_grow(c) != 0) {
         c->full = 1;
-        return;
+        return 0;
     }
     if (need > c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 65536;
@@ -372,32 +457,63 @@ static void sc_add(struct stack_cache *c, uint64_t h, uint64_t head, const uint6
         uint64_t *w = realloc(c->words, cap * sizeof *w);
         if (!w) {
             c->full = 1;
-            return;
+            return 0;
         }
         c->words = w;
         c->cap = cap;
     }
     size_t where;
-    if (sc_find(c, h, head, f, n, &where) != UINT32_MAX || where == SIZE_MAX)
-        return;
+    if (sc_find(c, h, head, f, n, &where) != 0 || where == SIZE_MAX)
+        return 0;
     uint64_t *e = c->words + c->used;
     e[0] = head;
     e[1] = n;
-    memcpy(e + 2, f, n * sizeof *f);
-    c->slot_hash[where] = h;
-    c->slot_off[where] = (uint32_t)(c->used + 1);
-    c->slot_node[where] = node;
+    e[2] = node;
+    e[3] = 0;
+    e[4] = 0;
+    memcpy(e + SC_HEAD, f, (n & ~SC_CALLERS) * sizeof *f);
+    c->slot[where] = (struct sc_slot){h, (uint32_t)(c->used + 1)};
     c->used = need;
     c->n++;
+    return (uint32_t)(e - c->words + 1);
 }
 
 static void sc_free(struct stack_cache *c)
 {
     free(c->words);
-    free(c->slot_hash);
-    free(c->slot_off);
-    free(c->slot_node);
+    free(c->slot);
     memset(c, 0, sizeof *c);
+}
+
+static int add_count(struct profile *p, uint64_t key, uint64_t node, uint64_t n)
+{
+    uint64_t k[2] = {key, node};
+    uint64_t *c = hmap_get(&p->counts, k, NULL);
+    if (!c)
+        return -1;
+    *c += n;
+    return 0;
+}
+
+/* One sample of a cached stack under key (group | thread << 32). The entry keeps a pending
+ * count for the key of its latest samples, so a run of samples of one stack under one key (a
+ * thread in one phase) costs no lookup; when the key changes, what was pending goes to
+ * p->ecounts under (key, entry), and the entries' nodes replace them once resolved
+ * (sc_settle). */
+static int count_sample(struct profile *p, uint32_t entry, uint64_t key)
+{
+    uint64_t *e = p->sc.words + entry - 1;
+    if (e[4] && e[3] != key) {
+        uint64_t k[2] = {e[3], entry};
+        uint64_t *c = hmap_get(&p->ecounts, k, NULL);
+        if (!c)
+            return -1;
+        *c += e[4];
+        e[4] = 0;
+    }
+    e[3] = key;
+    e[4]++;
+    return 0;
 }
 
 /* The node a pseudo location hangs under the root as (made on first use). */
@@ -409,31 +525,100 @@ static uint32_t pseudo_root(struct profile *p, uint32_t *node, const char *name)
     return *node;
 }
 
-/* The call tree node of a raw stack (frames[0] the leaf). The stack rules (profile.h): the
- * shim's frames are left out, a stack as deep as its file's max_frames hangs under
- * [truncated], one left with no frame is [perfscope]. */
-static uint32_t stack_node(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
-                           uint32_t n)
+/* The call tree node of a stack's frames (frames[0] the leaf, resolved as an instruction; the
+ * rest as return addresses), its callers found through the callers cache (a callers entry
+ * stands for stacks of one depth, so for one answer to whether the stack was cut). The stack
+ * rules (profile.h): the shim's frames are left out, a stack as deep as its file's max_frames
+ * hangs under [truncated], one left with no frame is [perfscope]. f must not point into the
+ * cache (an insertion may move it). */
+static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
+                              uint32_t n)
 {
     uint64_t head = (uint64_t)image << 32 | snap;
-    uint64_t h = stack_hash(head, f, n);
-    size_t where;
-    uint32_t node = sc_find(&p->sc, h, head, f, n, &where);
-    if (node != UINT32_MAX)
-        return node;
     uint32_t top = prof_stack_cut(p, image, n) ? pseudo_root(p, &p->trunc_node, PROF_TRUNCATED) : 0;
-    node = top;
-    for (uint32_t i = n; i-- > 0;) {
-        uint32_t loc = resolve_frame(p, image, snap, f[i], i > 0);
-        if (loc != PROF_LOC_LEFT_OUT)
-            node = child_node(p, node, loc);
+    uint32_t parent = top;
+    if (n > 1) {
+        size_t where;
+        uint64_t hc = stack_hash(head, f + 1, (n - 1) | SC_CALLERS);
+        uint32_t c = sc_find(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
+        if (c) {
+            parent = (uint32_t)p->sc.words[c - 1 + 2];
+        } else {
+            for (uint32_t i = n; i-- > 1;) {
+                uint32_t loc = resolve_frame(p, image, snap, f[i], 1);
+                if (loc != PROF_LOC_LEFT_OUT)
+                    parent = child_node(p, parent, loc);
+            }
+            sc_add(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
+        }
     }
+    uint32_t loc = resolve_frame(p, image, snap, f[0], 0);
+    uint32_t node = loc != PROF_LOC_LEFT_OUT ? child_node(p, parent, loc) : parent;
     if (node == top) {
         uint32_t only = pseudo_root(p, &p->shim_node, PROF_SHIM_ONLY);
         node = top ? child_node(p, top, p->nodes[only].loc) : only;
     }
-    sc_add(&p->sc, h, head, f, n, node);
     return node;
+}
+
+/* Asks the prefetcher for the files a new stack's frames lie in (each maps line once). */
+static void want_modules(struct profile *p, const struct prof_image *img, uint32_t snap,
+                         const uint64_t *f, uint32_t n)
+{
+    if (!img->maps || !p->dwp.started)
+        return;
+    const struct maps_entry *last = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (last && f[i] >= last->start && f[i] < last->end)
+            continue; /* the same mapping as the frame before (most are) */
+        const struct maps_entry *e = maps_lookup_near(img->maps, f[i], img->maps->snaps[snap].t_ns);
+        if (!e || e->path[0] != '/')
+            continue;
+        last = e;
+        const char *base = strrchr(e->path, '/') + 1;
+        if (strncmp(base, SYM_SHIM_FILE, sizeof SYM_SHIM_FILE - 1) == 0 &&
+            (!base[sizeof SYM_SHIM_FILE - 1] || base[sizeof SYM_SHIM_FILE - 1] == ' '))
+            continue; /* the shim's frames are left out, never resolved */
+        uint64_t key[1] = {(uint64_t)(uintptr_t)e};
+        int is_new;
+        if (hmap_get(&p->want_memo, key, &is_new) && is_new)
+            dwprefetch_want(&p->dwp, e->path, e->inode);
+    }
+}
+
+/* After the last sample: every cached stack resolved, in the order the stacks were first seen
+ * (so nodes, locations and functions are numbered as if resolved on the spot), then every
+ * count, pending or set aside, into p->counts under its node. */
+static int sc_settle(struct profile *p)
+{
+    struct stack_cache *c = &p->sc;
+    uint64_t f[SAMPLEFILE_MAX_FRAMES];
+    for (size_t at = 0; at < c->used && !p->oom; at += SC_HEAD + (c->words[at + 1] & ~SC_CALLERS)) {
+        const uint64_t *e = c->words + at;
+        if ((e[1] & SC_CALLERS) || e[2] != SC_UNRESOLVED)
+            continue;
+        uint32_t n = (uint32_t)e[1];
+        memcpy(f, e + SC_HEAD, n * sizeof *f);
+        uint32_t node = resolve_stack(p, (uint32_t)(e[0] >> 32), (uint32_t)e[0], f, n);
+        c->words[at + 2] = node; /* re-read: resolving may have moved the words */
+    }
+    if (p->oom)
+        return -1;
+    for (size_t at = 0; at < c->used; at += SC_HEAD + (c->words[at + 1] & ~SC_CALLERS)) {
+        uint64_t *e = c->words + at;
+        if (e[4] && add_count(p, e[3], e[2], e[4]) != 0)
+            return -1;
+        e[4] = 0;
+    }
+    for (size_t i = 0; i < p->ecounts.cap; i++) {
+        if (!p->ecounts.used[i])
+            continue;
+        const uint64_t *k = hmap_key(&p->ecounts, i);
+        if (add_count(p, k[0], c->words[k[1] - 1 + 2], p->ecounts.vals[i]) != 0)
+            return -1;
+    }
+    hmap_free(&p->ecounts);
+    return 0;
 }
 
 uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns, const uint64_t *f,
@@ -443,9 +628,10 @@ uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns,
     uint32_t snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, t_ns) - img->maps->snaps) : 0;
     uint64_t head = (uint64_t)image << 32 | snap;
     size_t where;
-    uint32_t node = sc_find(&p->sc, stack_hash(head, f, n), head, f, n, &where);
-    if (node != UINT32_MAX)
-        return node;
+    uint32_t entry = sc_find(&p->sc, stack_hash(head, f, n), head, f, n, &where);
+    if (entry)
+        return (uint32_t)p->sc.words[entry - 1 + 2];
+    uint32_t node;
     /* Past the cache's bound: the same walk, through what collecting left in the indexes. */
     uint32_t top = prof_stack_cut(p, image, n) ? p->trunc_node : 0;
     node = top;
@@ -456,20 +642,18 @@ uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns,
             return UINT32_MAX;
         if ((uint32_t)*loc == PROF_LOC_LEFT_OUT)
             continue;
-        uint64_t nk[2] = {node, *loc};
-        const uint64_t *child = hmap_find(&p->node_idx, nk);
+        uint32_t child = node_index_find(&p->node_idx, node, (uint32_t)*loc);
         if (!child)
             return UINT32_MAX;
-        node = (uint32_t)*child;
+        node = child;
     }
     if (node == top) {
         if (!p->shim_node)
             return UINT32_MAX;
         if (!top)
             return p->shim_node;
-        uint64_t nk[2] = {top, p->nodes[p->shim_node].loc};
-        const uint64_t *child = hmap_find(&p->node_idx, nk);
-        return child ? (uint32_t)*child : UINT32_MAX;
+        uint32_t child = node_index_find(&p->node_idx, top, p->nodes[p->shim_node].loc);
+        return child ? child : UINT32_MAX;
     }
     return node;
 }
@@ -482,6 +666,17 @@ uint32_t prof_thread_find(const struct profile *p, uint32_t image, uint32_t tid)
 }
 
 /* ---- sample files ---- */
+
+/* Records are taken BATCH at a time (copied out of the reader's block), so that the stack
+ * cache's memory for all of them is fetched before the first is looked up. */
+#define BATCH 16
+
+struct batched {
+    struct sample s;
+    uint32_t snap;
+    uint64_t hash;
+    uint64_t frames[SAMPLEFILE_MAX_FRAMES];
+};
 
 static int find_images(struct profile *p, char *err, size_t errlen)
 {
@@ -547,38 +742,81 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
     uint32_t none = prof_none_group(p);
     uint32_t last_tid = 0, thread = 0;
     int have_thread = 0;
-    struct sample s;
-    int rc;
-    while ((rc = samples_next(&sf, &s, err, sizeof err)) == 1 && !p->oom) {
-        if (s.nframes == 0) {
-            img->empty++;
-            continue;
+    struct batched *b = malloc(BATCH * sizeof *b);
+    int rc = 1;
+    if (!b)
+        p->oom = 1;
+    while (rc == 1 && !p->oom) {
+        /* A batch of records, each with its stack's hash; then the cache's slots and entries
+         * of the batch are fetched ahead, so their memory latencies overlap. */
+        size_t nb = 0;
+        while (nb < BATCH && (rc = samples_next(&sf, &b[nb].s, err, sizeof err)) == 1) {
+            struct batched *x = &b[nb];
+            if (x->s.nframes == 0) {
+                img->empty++;
+                continue;
+            }
+            memcpy(x->frames, x->s.frames, x->s.nframes * sizeof *x->frames);
+            x->s.frames = x->frames;
+            x->snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, x->s.time_ns) -
+                                             img->maps->snaps)
+                                : 0;
+            x->hash = stack_hash((uint64_t)image << 32 | x->snap, x->frames, x->s.nframes);
+            if (p->sc.slots)
+                __builtin_prefetch(&p->sc.slot[x->hash & (p->sc.slots - 1)]);
+            nb++;
         }
-        int ph = p->phases ? phases_at(p->phases, s.time_ns) : -1;
-        uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
-        if (!have_thread || s.tid != last_tid ||
-            (s.comm[0] && strcmp(p->thr[thread].comm, s.comm) != 0)) {
-            thread = thread_of(p, image, &s);
-            last_tid = s.tid;
-            have_thread = !p->oom;
+        for (size_t k = 0; k < nb && p->sc.slots; k++) {
+            const struct sc_slot *sl = &p->sc.slot[b[k].hash & (p->sc.slots - 1)];
+            if (sl->off && sl->hash == b[k].hash) {
+                const uint64_t *e = p->sc.words + sl->off - 1;
+                __builtin_prefetch(e);
+                __builtin_prefetch(e + 8);
+                __builtin_prefetch(e + 16);
+                __builtin_prefetch(e + 24);
+                __builtin_prefetch(e + 32);
+            }
         }
-        uint32_t snap = 0;
-        if (img->maps)
-            snap = (uint32_t)(maps_snapshot_at(img->maps, s.time_ns) - img->maps->snaps);
-        uint32_t node = stack_node(p, image, snap, s.frames, s.nframes);
-        uint64_t key[2] = {group | (uint64_t)thread << 32, node};
-        uint64_t *c = hmap_get(&p->counts, key, NULL);
-        if (!c) {
-            p->oom = 1;
-            break;
+        for (size_t k = 0; k < nb && !p->oom; k++) {
+            const struct sample *sp = &b[k].s;
+            int ph = p->phases ? phases_at(p->phases, sp->time_ns) : -1;
+            uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
+            if (!have_thread || sp->tid != last_tid ||
+                (sp->comm[0] && strcmp(p->thr[thread].comm, sp->comm) != 0)) {
+                thread = thread_of(p, image, sp);
+                last_tid = sp->tid;
+                have_thread = !p->oom;
+            }
+            /* A new stack is cached unresolved (resolved after the last sample, by which time
+             * the prefetcher has opened its files); one the cache cannot hold is resolved now. */
+            uint64_t key = group | (uint64_t)thread << 32, head = (uint64_t)image << 32 | b[k].snap;
+            size_t where;
+            uint32_t entry = sc_find(&p->sc, b[k].hash, head, sp->frames, sp->nframes, &where);
+            if (!entry) {
+                entry = sc_add(&p->sc, b[k].hash, head, sp->frames, sp->nframes, SC_UNRESOLVED);
+                if (entry)
+                    want_modules(p, img, b[k].snap, sp->frames, sp->nframes);
+            }
+            int rc2;
+            if (entry) {
+                rc2 = count_sample(p, entry, key);
+            } else {
+                dwprefetch_finish(&p->dwp);
+                rc2 = add_count(p, key, resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes), 1);
+            }
+            if (rc2 != 0) {
+                p->oom = 1;
+                break;
+            }
+            if (!img->samples || sp->time_ns < img->first_ns)
+                img->first_ns = sp->time_ns;
+            if (sp->time_ns > img->last_ns)
+                img->last_ns = sp->time_ns;
+            img->samples++;
         }
-        (*c)++;
-        if (!img->samples || s.time_ns < img->first_ns)
-            img->first_ns = s.time_ns;
-        if (s.time_ns > img->last_ns)
-            img->last_ns = s.time_ns;
-        img->samples++;
+        progress_samples(p->samples + img->samples); /* once a batch */
     }
+    free(b);
     if (rc < 0)
         prof_warn(p, "%s (the %llu records before it are used)", err,
                   (unsigned long long)img->samples + img->empty);
@@ -602,9 +840,11 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     p->dir = dir;
     p->warnings = cJSON_CreateArray();
     hmap_init(&p->thr_idx, 1);
-    hmap_init(&p->node_idx, 2);
     hmap_init(&p->counts, 2);
     hmap_init(&p->frame_cache, 2);
+    hmap_init(&p->mod_memo, 1);
+    hmap_init(&p->want_memo, 1);
+    hmap_init(&p->ecounts, 2);
     p->capnodes = 1024;
     p->nodes = malloc(p->capnodes * sizeof *p->nodes);
     if (!p->warnings || !p->nodes || symtab_init(&p->st) != 0) {
@@ -612,6 +852,8 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         return 2;
     }
     p->st.trust_modified = p->trust_modified;
+    if (dwprefetch_start(&p->dwp) == 0) /* else files are opened when first resolved */
+        p->st.prefetch = &p->dwp;
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
@@ -632,6 +874,19 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return 2;
     }
+    if (progress_active()) {
+        /* The records to come, from each file's header and size (cheap: no record is read). */
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < p->nimg; i++) {
+            struct samples_file sf;
+            char ignored[512];
+            if (samples_open(&sf, p->img[i].bin_path, ignored, sizeof ignored) == 0) {
+                total += sf.records;
+                samples_close(&sf);
+            }
+        }
+        progress_total(total);
+    }
     char first_err[512] = "";
     size_t usable = 0;
     uint64_t most = 0;
@@ -647,6 +902,9 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         usable++;
     }
+    dwprefetch_finish(&p->dwp);
+    if (!p->oom && sc_settle(p) != 0)
+        p->oom = 1;
     if (p->oom || p->st.oom) {
         snprintf(err, errlen, "%s: out of memory", dir);
         return 2;
@@ -683,9 +941,13 @@ void prof_free(struct profile *p)
     free(p->nodes);
     free(p->groups);
     hmap_free(&p->thr_idx);
-    hmap_free(&p->node_idx);
+    free(p->node_idx.slot);
     hmap_free(&p->counts);
     hmap_free(&p->frame_cache);
+    hmap_free(&p->mod_memo);
+    hmap_free(&p->want_memo);
+    hmap_free(&p->ecounts);
+    dwprefetch_free(&p->dwp);
     sc_free(&p->sc);
     phases_free(p->phases);
     runmeta_free(&p->meta);

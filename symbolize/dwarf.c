@@ -250,6 +250,13 @@ static void load_symbols(struct dw_file *f)
         qsort(f->syms, f->nsyms, sizeof *f->syms, by_start_rank);
 }
 
+void dw_prepare(struct dw_file *f)
+{
+    if (!f->syms_loaded)
+        load_symbols(f);
+    dw_has_dwarf(f);
+}
+
 /* The symbol whose extent holds a (the closest start; a global name before a weak or local
  * alias), or NULL: never the nearest symbol below a when a is past its end. */
 static const char *symbol_at(struct dw_file *f, uint64_t a)

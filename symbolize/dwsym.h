@@ -37,6 +37,10 @@ void dw_close(struct dw_file *f);
 /* Lowercase hex build id, "" when the file has none. */
 const char *dw_build_id(const struct dw_file *f);
 
+/* Loads now what the first lookup would: the sorted symbol table and the DWARF (for a file with
+ * compressed separate debug info, libdw inflates all of it here). */
+void dw_prepare(struct dw_file *f);
+
 /* Whether DWARF (in the file or found separately) is available. Loads it on first call. */
 int dw_has_dwarf(struct dw_file *f);
 

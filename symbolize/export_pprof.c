@@ -2,7 +2,8 @@
  * profile.proto) that `go tool pprof`, Pyroscope and Parca read. The protobuf wire format is
  * written here by hand (varints and length-delimited fields: no dependency), gzip by zlib.
  *
- * Shape: sample types [samples/count, cpu/nanoseconds]; one Sample per (phase group, thread,
+ * Shape: sample types [samples/count, cpu/nanoseconds], a comment saying which CPU time "cpu"
+ * counts (user only with the perf clock, user+sys with the tick timer); one Sample per (phase group, thread,
  * stack) with location ids leaf first and labels phase, pid, tid, thread; one Location per
  * resolved address with its inline chain as Lines (innermost first); Function name demangled,
  * system_name as the file spells it; one Mapping per module. The processes of a run are merged,
@@ -264,6 +265,14 @@ static int write_all(struct writer *w, uint64_t *base)
     if (end > start)
         pb_int(&w->top, PROFILE_DURATION_NANOS, (int64_t)(end - start));
     pb_int(&w->top, PROFILE_COMMENT, sidx(w, "perfscope-symbolize: phases, pids and threads are sample labels"));
+    /* Which CPU time "cpu" counts (runmeta_cpu_counts): the type keeps the name every pprof
+     * tool knows; the comment (go tool pprof -comments) says what it stands for. */
+    const char *counts = runmeta_cpu_counts(&p->meta);
+    if (counts)
+        pb_int(&w->top, PROFILE_COMMENT,
+               sidx(w, strcmp(counts, "user") == 0
+                           ? "cpu: user CPU time only (perf task-clock, exclude_kernel): system time is not sampled"
+                           : "cpu: user and system CPU time (the thread's CPU-time timer, on the scheduler tick)"));
 
     /* Samples: per (phase occurrence, thread, stack) from a replay of the samples, so each
      * carries its occurrence's open phases and attributes; the (group, thread, stack)

@@ -17,6 +17,7 @@
 #include "runmeta.h"
 #include "samples.h"
 #include "symtab.h"
+#include "dwprefetch.h"
 
 struct maps;
 struct perfmap;
@@ -61,15 +62,33 @@ struct prof_group {
 };
 
 /* Raw stacks already resolved: (image, snapshot, frames) -> node, so a repeated stack costs one
- * hash. Bounded: past STACK_CACHE_WORDS it stops learning and frames are resolved one by one. */
+ * hash and one compare; each entry also holds the pending count of its latest (group, thread),
+ * added to counts when that changes and at the end (collect.c). Bounded: past
+ * STACK_CACHE_WORDS it stops learning and frames are resolved one by one. */
+struct sc_slot {
+    uint64_t hash;
+    uint32_t off;              /* offset into words + 1, 0 empty */
+};
+
 struct stack_cache {
-    uint64_t *words;           /* entries: [image<<32|snapshot, nframes, frames...] */
+    uint64_t *words;           /* entries: [image<<32|snapshot, nframes, node, key, count, frames...] */
     size_t used, cap;
-    uint64_t *slot_hash;
-    uint32_t *slot_off;        /* offset into words + 1, 0 empty */
-    uint32_t *slot_node;
+    struct sc_slot *slot;
     size_t slots, n;
     int full;
+};
+
+/* The call tree's index: (parent, loc) -> child node, one 16-byte slot per entry, so a lookup
+ * touches one cache line (resolving a new 30-frame stack makes 30 of them). */
+struct node_slot {
+    uint64_t key;              /* parent << 32 | loc */
+    uint32_t node;             /* 0: empty (node 0, the root, is nobody's child) */
+    uint32_t spare;
+};
+
+struct node_index {
+    struct node_slot *slot;
+    size_t slots, n;
 };
 
 /* The stack rules every output shares (collect.c applies them once, as stacks are built):
@@ -95,10 +114,15 @@ struct profile {
     struct hmap thr_idx;       /* (image, tid) -> thread */
     struct prof_node *nodes;
     size_t nnodes, capnodes;
-    struct hmap node_idx;      /* (parent, loc) -> node */
+    struct node_index node_idx; /* (parent, loc) -> node */
     struct hmap counts;        /* (group | thread << 32, node) -> samples */
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
     struct stack_cache sc;
+    struct hmap mod_memo;      /* maps line (its address in the image's maps) -> module */
+    struct hmap want_memo;     /* maps lines whose file the prefetcher was asked for */
+    struct hmap ecounts;       /* (group | thread << 32, stack cache entry) -> samples, until
+                                * the entries are resolved (collect.c sc_settle) */
+    struct dwprefetch dwp;     /* opens sampled files while the samples are read */
     uint32_t trunc_node;       /* the PROF_TRUNCATED node under the root, 0: no stack was cut */
     uint32_t shim_node;        /* the PROF_SHIM_ONLY node under the root, 0: none */
     struct phases *phases;     /* NULL: no phases.jsonl */

@@ -5,6 +5,7 @@
 #include "symbolize.h"
 #include "profile.h"
 #include "tables.h"
+#include "progress.h"
 
 #include <stdlib.h>
 #include <pthread.h>
@@ -82,7 +83,9 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
     p->log = opts->log ? opts->log : stderr;
     p->prog = opts->prog;
     p->trust_modified = opts->trust_modified;
+    progress_begin(opts->progress_fd, 0);
     int rc = prof_collect(p, dir, err, errlen);
+    progress_stage("writing profile.json, stacks.folded, profile.pb.gz, trace.json");
     if (rc == 0) {
         /* Module problems, one line each. */
         for (size_t i = 0; i < p->st.nmods; i++) {
@@ -92,6 +95,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
         }
         if (write_outputs(p, opts->top, err, errlen) != 0)
             rc = SYMBOLIZE_FAILED_WRITE;
+        progress_end();
         const char *prog = opts->prog ? opts->prog : "perfscope-symbolize";
         const cJSON *w;
         cJSON_ArrayForEach(w, p->warnings)
@@ -100,6 +104,7 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
             fprintf(p->log, "%s: ... and %zu more warnings\n", prog,
                     p->nwarnings - (size_t)cJSON_GetArraySize(p->warnings));
     }
+    progress_end();
     if (res) {
         memset(res, 0, sizeof *res);
         res->samples = p->samples;

@@ -24,6 +24,7 @@ struct symbolize_opts {
     int trust_modified; /* symbolize files modified since the run started (still flagged) */
     FILE *log;          /* warnings, one line each (NULL: stderr) */
     const char *prog;   /* prefix of those lines (NULL: "perfscope-symbolize") */
+    int progress_fd;    /* > 0: the progress line there when it is a terminal (progress.h) */
 };
 
 /* What was done, for a caller that prints a summary. */

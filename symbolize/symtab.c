@@ -3,6 +3,7 @@
  * the same (module, offset) twice. */
 #include "symtab.h"
 #include "dwsym.h"
+#include "dwprefetch.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -165,6 +166,38 @@ static uint32_t function_id(struct symtab *st, uint32_t module, const char *sysn
     return remember(&st->func_idx, key, (uint32_t)(st->nfuncs - 1));
 }
 
+/* function_id() of a dwarf.c frame, memoized by its strings' addresses. */
+static uint32_t dw_function_id(struct symtab *st, uint32_t module, const struct dw_frame *fr)
+{
+    uint64_t key[3] = {module, (uint64_t)(uintptr_t)fr->name, (uint64_t)(uintptr_t)fr->decl_file};
+    uint32_t id;
+    if (lookup(st, &st->func_memo, key, &id) != 0)
+        return id;
+    return remember(&st->func_memo, key,
+                    function_id(st, module, fr->name, fr->decl_file, fr->decl_line, 1,
+                                fr->comp_dir));
+}
+
+/* The string ids of a dwarf.c file name as spelled (low half) and made absolute against the
+ * unit's compilation directory (high half; NULL file: both ""), memoized by the two strings'
+ * addresses. */
+static uint64_t dw_file_ids(struct symtab *st, const char *file, const char *comp_dir)
+{
+    if (!file)
+        return 0;
+    uint64_t key[2] = {(uint64_t)(uintptr_t)file, (uint64_t)(uintptr_t)comp_dir};
+    int is_new;
+    uint64_t *slot = hmap_get(&st->file_memo, key, &is_new);
+    if (slot && !is_new)
+        return *slot;
+    uint64_t ids = (uint64_t)sid(st, file) | (uint64_t)abs_id(st, file, comp_dir) << 32;
+    if (!slot)
+        st->oom = 1;
+    else if ((slot = hmap_find(&st->file_memo, key)) != NULL)
+        *slot = ids;
+    return ids;
+}
+
 static uint32_t new_loc(struct symtab *st, uint32_t module, uint64_t addr,
                         const struct sym_line *lines, uint32_t n)
 {
@@ -198,6 +231,8 @@ int symtab_init(struct symtab *st)
     hmap_init(&st->build_idx, 1);
     hmap_init(&st->func_idx, 3);
     hmap_init(&st->loc_idx, 3);
+    hmap_init(&st->func_memo, 3);
+    hmap_init(&st->file_memo, 2);
     if (strpool_init(&st->str) != 0)
         return -1;
     /* Module, function, line and location 0: "[unknown]" (also what out of memory gives). */
@@ -220,6 +255,8 @@ void symtab_free(struct symtab *st)
     hmap_free(&st->build_idx);
     hmap_free(&st->func_idx);
     hmap_free(&st->loc_idx);
+    hmap_free(&st->func_memo);
+    hmap_free(&st->file_memo);
     strpool_free(&st->str);
     memset(st, 0, sizeof *st);
 }
@@ -281,8 +318,8 @@ static void open_module(struct symtab *st, struct sym_module *m)
         return;
     }
     char why[160];
-    struct dw_file *dw;
-    if (dw_open(path, &dw, why, sizeof why) != 0) {
+    struct dw_file *dw = st->prefetch ? dwprefetch_take(st->prefetch, path, m->inode) : NULL;
+    if (!dw && dw_open(path, &dw, why, sizeof why) != 0) {
         snprintf(m->why, sizeof m->why, "%s: not symbolized", why);
         return;
     }
@@ -346,10 +383,10 @@ uint32_t symtab_file_loc(struct symtab *st, uint32_t module, uint64_t file_off, 
     if (m->dw && dw_off_to_vaddr(m->dw, file_off, &vaddr) == 0 && vaddr >= (uint64_t)(ret != 0))
         n = dw_lookup(m->dw, vaddr - (ret != 0), fr, DW_MAX_INLINE);
     for (int i = 0; i < n; i++) {
-        lines[i].func = function_id(st, module, fr[i].name, fr[i].decl_file, fr[i].decl_line, 1,
-                                    fr[i].comp_dir);
-        lines[i].file = sid(st, fr[i].file ? fr[i].file : "");
-        lines[i].path = abs_id(st, fr[i].file, fr[i].comp_dir);
+        lines[i].func = dw_function_id(st, module, &fr[i]);
+        uint64_t ids = dw_file_ids(st, fr[i].file, fr[i].comp_dir);
+        lines[i].file = (uint32_t)ids;
+        lines[i].path = (uint32_t)(ids >> 32);
         lines[i].line = fr[i].line > 0 ? fr[i].line : 0;
     }
     if (n == 0) {

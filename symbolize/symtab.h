@@ -22,6 +22,7 @@
 #include "hmap.h"
 
 struct dw_file;
+struct dwprefetch;
 
 /* The basename of the shim's library: a module of this name is the profiler's own code. */
 #define SYM_SHIM_FILE "libperfscope.so"
@@ -92,11 +93,16 @@ struct symtab {
     struct hmap build_idx;  /* build id string -> module owning the dw */
     struct hmap func_idx;   /* (module, system name, decl file) -> function */
     struct hmap loc_idx;    /* (module, offset, return?) -> location */
+    /* Memos keyed by the addresses of dwarf.c's strings (they live until dw_close, and one
+     * address is one string), so a function or file met again is not hashed by its text. */
+    struct hmap func_memo;  /* (module, name pointer, decl file pointer) -> function */
+    struct hmap file_memo;  /* (file name, compilation dir) pointers -> string ids */
     /* what the file checks compare against (set before the first lookup) */
     double run_start_wall;  /* wall-clock seconds the run started, < 0 unknown */
     const char *exe_path;   /* the run's executable and its build id (meta.json), or NULL */
     const char *exe_build_id;
     int trust_modified;     /* symbolize SYM_MODIFIED files anyway (still flagged) */
+    struct dwprefetch *prefetch; /* files opened ahead (dwprefetch.h), taken before opening */
     int oom;
 };
 

@@ -188,31 +188,51 @@ def test_profile():
     check("f\\|g?" in out, "a function name is cleaned for its table cell")
 
 
-def test_serial_mark():
-    """profile.json rows: `serial` exactly where one thread holds 80% or more of the group's wall
-    (prefill is 1.0 s long in make_run)."""
-    make_run("s", samples=True)
-    with open("s/profile.json", "w") as f:
+def serial_profile(path, group_cpu_s):
+    with open(path, "w") as f:
         json.dump({"samples": 1, "dropped": 0, "period_s": 0.005, "groups": {"prefill": {
-            "samples": 1, "cpu_s": 1.7,
+            "samples": 1, "cpu_s": group_cpu_s,
             "self": [{"name": "matmul", "share": 0.6, "cpu_s": 0.9, "threads": 1, "busiest_thread_s": 0.85,
                       "pct_of_wall_on_busiest_thread": 85.0, "source": "mm.c:10"},
                      {"name": "softmax", "share": 0.3, "cpu_s": 0.5, "threads": 4, "busiest_thread_s": 0.2,
                       "pct_of_wall_on_busiest_thread": 20.0},
-                     {"name": "edge", "share": 0.1, "cpu_s": 0.8, "threads": 1, "busiest_thread_s": 0.8}],
+                     {"name": "edge", "share": 0.1, "cpu_s": 0.8, "threads": 1, "busiest_thread_s": 0.8},
+                     {"name": "spread", "share": 0.1, "cpu_s": 3.0, "threads": 4, "busiest_thread_s": 0.85,
+                      "pct_of_wall_on_busiest_thread": 85.0}],
             "inclusive": [{"name": "main", "share": 1.0}],
             "busiest_threads": [{"tid": 7, "name": "main", "cpu_s": 0.9}]}}}, f)
-    os.utime("s/profile.json", (4e9, 4e9))
+    os.utime(path, (4e9, 4e9))
+
+
+def test_serial_mark():
+    """profile.json rows: `serial` exactly where one thread holds 80% or more of the group's wall
+    AND 80% or more of the CPU time (the function's, or the group's) (prefill is 1.0 s long in
+    make_run). The old rule looked at the wall alone: a parallel group at 1.7 cores whose busiest
+    thread ran 90% of the wall was called serial on it."""
+    make_run("s", samples=True)
+    serial_profile("s/profile.json", 1.7)
     out = accepted(["s"], "profile.json with serial rows")
     rows = {l.split("|")[1].strip(): l for l in out.splitlines() if l.startswith("| ") and "%" in l}
     check("serial" in rows.get("matmul", "") and "mm.c:10" in rows.get("matmul", ""), "matmul serial: %s" % rows.get("matmul"))
     check("serial" not in rows.get("softmax", "-"), "softmax not serial: %s" % rows.get("softmax"))
     check("serial" in rows.get("edge", ""), "80%% exactly (from busiest_thread_s / wall) is serial: %s" % rows.get("edge"))
-    check("90% of the wall: the group is serial on it" in out, "group serial on its busiest thread")
+    check("serial" not in rows.get("spread", "-"),
+          "85%% of the wall on one thread but 28%% of the function's CPU is not serial: %s" % rows.get("spread"))
+    check("90% of the wall, 53% of the group's CPU\n" in out,
+          "a group at 1.7 cores is not serial on a thread with 90%% of the wall: %s"
+          % [l for l in out.splitlines() if l.startswith("Busiest")])
     with open("s/run.json") as f:
         g = json.load(f)["groups"]["prefill"]
-    check(g.get("serial") is True and [r.get("serial") for r in g["hot"]["self"]] == [True, False, True],
-          "run.json serial marks: %s" % g.get("hot"))
+    check(g.get("serial") is False and [r.get("serial") for r in g["hot"]["self"]] == [True, False, True, False],
+          "run.json serial marks: %s %s" % (g.get("serial"), g.get("hot")))
+    check(abs(g.get("busiest_thread_share_of_cpu", 0) - 0.9 / 1.7) < 1e-6, "run.json busiest_thread_share_of_cpu")
+    # The same busiest thread in a group of 1.0 CPU s: 90% of the wall and of the CPU, serial.
+    make_run("s1", samples=True)
+    serial_profile("s1/profile.json", 1.0)
+    out = accepted(["s1"], "profile.json with a serial group")
+    check("90% of the wall, 90% of the group's CPU: the group is serial on it" in out, "group serial on its busiest thread")
+    with open("s1/run.json") as f:
+        check(json.load(f)["groups"]["prefill"].get("serial") is True, "run.json: the group is serial")
 
 
 def test_llama_bench_output():

@@ -33,10 +33,20 @@ import json, os, sys, time
 SPEED = %(speed)r
 BUILD = %(build)r
 args = sys.argv[1:]
-with open(os.path.join(os.environ["PERFSCOPE_OUT"], "engine.pid"), "w") as f:
+OUT = os.environ["PERFSCOPE_OUT"]
+with open(os.path.join(OUT, "engine.pid"), "w") as f:
     f.write(str(os.getpid()))
-if os.environ.get("PERFSCOPE_HZ") != "0" or "libperfscope" not in os.environ.get("LD_PRELOAD", ""):
+with open(os.path.join(OUT, "engine.seen"), "w") as f:
+    json.dump({"argv": args, "env": {k: v for k, v in os.environ.items() if k.startswith("ENGINE_")}}, f)
+PROFILED = os.path.basename(OUT).startswith("profile_")
+if os.environ.get("PERFSCOPE_HZ") != ("997" if PROFILED else "0") or "libperfscope" not in os.environ.get("LD_PRELOAD", ""):
     sys.exit(9)
+if "--crash-all" in args:
+    sys.exit(4)
+if "--silent" in args:
+    sys.exit(0)
+if "ENGINE_DECODE_S" in os.environ:
+    SPEED = dict(SPEED, decode=float(os.environ["ENGINE_DECODE_S"]))
 if "-m" in args and not os.path.exists(args[args.index("-m") + 1]):
     sys.exit(5)
 if "--crash-b" in args and BUILD == "B":
@@ -52,14 +62,28 @@ if "--llama-bench" in args:
         {"n_prompt": 512, "n_gen": 0, "avg_ts": pp, "stddev_ts": 1.5, "samples_ts": [pp, pp]},
         {"n_prompt": 0, "n_gen": 128, "avg_ts": 50.0, "stddev_ts": 0.1, "samples_ts": [50.0, 50.0]}], indent=2))
     sys.exit(0)
+if "--llama-bench-md" in args:  # llama-bench without -o: its markdown table
+    pp = 1000.0 if BUILD == "A" else 1100.0
+    print("| model                          |       size |     params | backend    | threads |            test |                  t/s |")
+    print("| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | -------------------: |")
+    print("| llama 1B Q4_0                  | 606.53 MiB |     1.10 B | CPU        |       2 |           pp512 | %%12.2f \u00b1 1.50 |" %% pp)
+    print("| llama 1B Q4_0                  | 606.53 MiB |     1.10 B | CPU        |       2 |           tg128 |         50.00 \u00b1 0.10 |")
+    print("")
+    print("build: 1234abcd (4321)")
+    sys.exit(0)
 m = os.environ["LLMPERFSCOPE_MARKERS"]
 def mark(line):
     with open(m, "a") as f:
         f.write(line + "\n")
 t = time.monotonic_ns()
 for name, toks in (("prefill", 300), ("decode", 100)):
+    if PROFILED:  # CPU for the sampler to see; the t= values keep the throughput exact
+        until = time.process_time() + 0.05
+        while time.process_time() < until:
+            pass
     mark("%%s begin t=%%d" %% (name, t))
-    time.sleep(SPEED[name])
+    if not os.environ.get("MATRIX_TEST_NO_SLEEP"):  # the t= values alone set the throughput
+        time.sleep(SPEED[name])
     t += int(SPEED[name] * 1e9)
     mark("%%s end t=%%d tokens=%%d" %% (name, t, toks))
 '''
@@ -108,7 +132,10 @@ def table_md(table):
         if c.get("worse"):
             extra += ": costs " + ", ".join(c["worse"])
         out.append("| %s | %s | %s%s |" % (c["label"], " | ".join(cells), c["verdict"], extra))
-    return "\n".join(out) + "\n"
+    # Beyond write_table: the matrix's warnings, then each case's, under the table.
+    warns = ["Warning: %s." % w for w in table.get("warnings", [])]
+    warns += ["Warning: %s: %s." % (c["label"], w) for c in table["cases"] for w in c.get("warnings", [])]
+    return "\n".join(out) + "\n" + ("\n" + "\n".join(warns) + "\n" if warns else "")
 
 
 def arms(case, side=None):
@@ -124,7 +151,8 @@ def test_ab():
                        {"label": "hang", "args": ["--hang-b"]},
                        {"label": "no model", "model": "missing.gguf"}]}
     t0 = time.monotonic()
-    p = matrix(cases, "--a", "A=A", "--b", "B=B", "--precheck", "off", "--timeout", "3")
+    # --order ABBA: the order once (the default repeats it until 5 runs a side: test_default_order)
+    p = matrix(cases, "--a", "A=A", "--b", "B=B", "--precheck", "off", "--timeout", "3", "--order", "ABBA")
     require(p.returncode == 0, "matrix exit %d: %s" % (p.returncode, p.stderr))
     print("# matrix A/B: %.1f s" % (time.monotonic() - t0))
     t = load("out")

@@ -6,6 +6,7 @@
  * must never print before every input has been read and accepted, and never write into a run
  * folder itself (only run_summarize does, in a raw one). */
 #include "diff.h"
+#include "fdiff.h"
 #include "runfolder.h"
 #include "jsondoc.h"
 #include "jsonl.h"
@@ -16,6 +17,7 @@
 #include "run/run.h"
 #include "samples.h"
 #include "stats.h"
+#include "warn.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -204,36 +206,6 @@ static void compute_stats(const struct diff_result *d, struct metric_stats st[JU
     }
 }
 
-/* The warning for the metrics judged on na A and nb B runs, into buf; 0 when none is due. */
-static int few_runs_warning(const struct diff_result *d, const struct metric_stats *st,
-                            size_t na, size_t nb, char *buf, size_t size)
-{
-    char p[PYFMT_BUF];
-    int n = snprintf(buf, size, "too few runs: %zu A against %zu B cannot reach p < 0.05 "
-                     "(the smallest possible p is %s):", na, nb,
-                     py_repr(py_round(stats_min_p(na, nb), 4), p, sizeof p));
-    int any = 0;
-    for (int m = 0; m < JUDGE_NMETRICS; m++) {
-        const struct judge_result *r = &d->metrics[m];
-        if (r->verdict == JUDGE_MISSING || r->na != na || r->nb != nb || st[m].min_p < 0.05)
-            continue;
-        if (n >= 0 && (size_t)n < size)
-            n += snprintf(buf + n, size - (size_t)n, "%s %s", any ? "," : "", judge_metrics[m].name);
-        any = 1;
-    }
-    return any;
-}
-
-/* Whether metric m is the first judged metric with its (na, nb): each pair is warned about once. */
-static int first_of_counts(const struct diff_result *d, int m)
-{
-    for (int j = 0; j < m; j++)
-        if (d->metrics[j].verdict != JUDGE_MISSING && d->metrics[j].na == d->metrics[m].na &&
-            d->metrics[j].nb == d->metrics[m].nb)
-            return 0;
-    return 1;
-}
-
 static int add_num(cJSON *obj, const char *key, double v)
 {
     cJSON *x = json_number(v);
@@ -252,7 +224,8 @@ static int push_num(cJSON *arr, double v)
     return 0;
 }
 
-static cJSON *stats_json(const struct diff_result *d, const struct metric_stats *st)
+static cJSON *stats_json(const struct diff_result *d, const struct metric_stats *st,
+                         const struct warnings *w)
 {
     cJSON *out = cJSON_CreateObject();
     cJSON *metrics = cJSON_AddObjectToObject(out, "metrics");
@@ -284,14 +257,8 @@ static cJSON *stats_json(const struct diff_result *d, const struct metric_stats 
     }
     cJSON *warnings = cJSON_AddArrayToObject(out, "warnings");
     bad |= !warnings;
-    for (int m = 0; !bad && m < JUDGE_NMETRICS; m++) {
-        char line[1024];
-        const struct judge_result *r = &d->metrics[m];
-        if (r->verdict == JUDGE_MISSING || !first_of_counts(d, m))
-            continue;
-        if (few_runs_warning(d, st, r->na, r->nb, line, sizeof line))
-            bad |= !cJSON_AddItemToArray(warnings, cJSON_CreateString(line));
-    }
+    for (size_t i = 0; !bad && i < w->n; i++)
+        bad |= !cJSON_AddItemToArray(warnings, cJSON_CreateString(w->line[i]));
     bad |= !add_num(out, "seed", (double)STATS_SEED);
     if (bad) {
         cJSON_Delete(out);
@@ -300,9 +267,12 @@ static cJSON *stats_json(const struct diff_result *d, const struct metric_stats 
     return out;
 }
 
-static void render_stats(const struct diff_result *d, const struct metric_stats *st)
+/* The table of p-values and intervals, then the warnings (after the table's header even when
+ * no metric was judged, so compare.py's table above stays exactly its own). */
+static void render_stats(const struct diff_result *d, const struct metric_stats *st,
+                         const struct warnings *w)
 {
-    int any = 0;
+    int any = w->n > 0;
     for (int m = 0; m < JUDGE_NMETRICS; m++)
         any |= d->metrics[m].verdict != JUDGE_MISSING;
     if (!any)
@@ -324,14 +294,8 @@ static void render_stats(const struct diff_result *d, const struct metric_stats 
         else
             printf(" | - (A's mean is 0) |\n");
     }
-    for (int m = 0; m < JUDGE_NMETRICS; m++) {
-        char line[1024];
-        const struct judge_result *r = &d->metrics[m];
-        if (r->verdict == JUDGE_MISSING || !first_of_counts(d, m))
-            continue;
-        if (few_runs_warning(d, st, r->na, r->nb, line, sizeof line))
-            printf("\nWarning: %s.\n", line);
-    }
+    for (size_t i = 0; i < w->n; i++)
+        printf("\nWarning: %s.\n", w->line[i]);
 }
 
 static int usage(void)
@@ -342,6 +306,9 @@ static int usage(void)
 
 int cmd_diff(int argc, char **argv)
 {
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--profiles") == 0)
+            return cmd_fdiff(argc, argv); /* which functions changed: fdiff.h */
     struct diff_opts o = {0};
     int sep = -1, nargs[2] = {0, 0};
     for (int i = 0; i < argc; i++) {
@@ -367,11 +334,16 @@ int cmd_diff(int argc, char **argv)
 
     char err[REPORT_ERR_MAX] = "";
     double noise[JUDGE_NMETRICS] = {0};
+    static struct warnings noise_warn;
+    memset(&noise_warn, 0, sizeof noise_warn);
     if (o.noise_file) {
         cJSON *doc;
         json_file_load(o.noise_file, JSON_FILE_MAX_BYTES, 0, &doc, err, sizeof err);
         char what[REPORT_ERR_MAX];
         int rc = doc ? noise_select(doc, o.noise_case, noise, what, sizeof what) : -1;
+        if (rc == 0)
+            warn_noise_metrics(&noise_warn, o.noise_file, o.noise_case,
+                               noise_selected(doc, o.noise_case));
         cJSON_Delete(doc);
         if (rc != 0) {
             if (doc)
@@ -399,21 +371,37 @@ int cmd_diff(int argc, char **argv)
                 report_fail("%s: not summarized (%s); counted as a failed run",
                             sides[s].v[i].path, sides[s].v[i].note);
     struct diff_result d;
+    static struct warnings w;
+    int no_verdict = 0;
+    memset(&w, 0, sizeof w);
     if (rc == 0) {
         /* judge_diff takes the runs alone, in argument order. */
         const cJSON **runs[2] = {NULL, NULL};
+        const char **names[2] = {NULL, NULL};
         for (int s = 0; s < 2; s++) {
             runs[s] = malloc((sides[s].n ? sides[s].n : 1) * sizeof *runs[s]);
-            for (size_t i = 0; runs[s] && i < sides[s].n; i++)
+            names[s] = malloc((sides[s].n ? sides[s].n : 1) * sizeof *names[s]);
+            for (size_t i = 0; runs[s] && names[s] && i < sides[s].n; i++) {
                 runs[s][i] = sides[s].v[i].run;
+                names[s][i] = sides[s].v[i].path;
+            }
         }
-        if (!runs[0] || !runs[1] ||
+        if (!runs[0] || !runs[1] || !names[0] || !names[1] ||
             judge_diff(runs[0], sides[0].n, runs[1], sides[1].n, noise, &d) != 0) {
             snprintf(err, sizeof err, "out of memory");
             rc = -1;
+        } else {
+            warn_few_runs(&w, &d);
+            no_verdict = warn_no_verdict(&w, &d, runs[0], sides[0].n, runs[1], sides[1].n);
+            warn_no_throughput(&w, runs[0], sides[0].n, "A", names[0]);
+            warn_no_throughput(&w, runs[1], sides[1].n, "B", names[1]);
+            for (size_t i = 0; i < noise_warn.n; i++)
+                warn_add(&w, "%s", noise_warn.line[i]);
         }
-        free(runs[0]);
-        free(runs[1]);
+        for (int s = 0; s < 2; s++) {
+            free(runs[s]);
+            free(names[s]);
+        }
     }
     side_free(&sides[0]);
     side_free(&sides[1]);
@@ -426,7 +414,7 @@ int cmd_diff(int argc, char **argv)
     compute_stats(&d, st);
     if (o.json) {
         cJSON *out = diff_to_json(&d);
-        cJSON *extra = out ? stats_json(&d, st) : NULL;
+        cJSON *extra = out ? stats_json(&d, st, &w) : NULL;
         char *text = NULL;
         if (extra && cJSON_AddItemToObject(out, "stats", extra))
             text = cJSON_Print(out);
@@ -442,8 +430,15 @@ int cmd_diff(int argc, char **argv)
         free(text);
     } else {
         render_diff(stdout, &d, "A", "B");
-        render_stats(&d, st);
+        render_stats(&d, st, &w);
     }
+    fflush(stdout);
+    /* On stderr: every warning under the table; with --json (where stats.warnings holds them
+     * all) only the one that says there is no verdict. */
+    for (size_t i = 0; i < w.n; i++)
+        if (!o.json || (no_verdict && strncmp(w.line[i], "no verdict", 10) == 0))
+            report_fail("warning: %s", w.line[i]);
     diff_free(&d);
-    return 0;
+    /* A table of dropped runs is no verdict: exit 2. The JSON keeps compare.py's object, exit 0. */
+    return no_verdict && !o.json ? REPORT_BAD_INPUT : 0;
 }

@@ -123,7 +123,7 @@ double judge_value(const cJSON *run, int metric)
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static int usable(const cJSON *run)
+int judge_usable(const cJSON *run)
 {
     const cJSON *status = json_get(run, "status");
     return cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0 &&
@@ -146,7 +146,7 @@ int judge_check_run(const cJSON *run, char *err, size_t errlen)
         snprintf(err, errlen, "not a JSON object (a run.json holds one object)");
         return -1;
     }
-    if (!usable(run))
+    if (!judge_usable(run))
         return 0; /* compare.py never reads anything else of a dropped run */
     const cJSON *mb = json_get(run, "machine_before");
     if (json_truthy(mb) && !cJSON_IsObject(mb)) {
@@ -188,10 +188,10 @@ int judge_diff(const cJSON *const *runs_a, size_t na, const cJSON *const *runs_b
     if (!ua || !ub || !va || !vb)
         goto done;
     for (size_t i = 0; i < na; i++)
-        if (usable(runs_a[i]))
+        if (judge_usable(runs_a[i]))
             ua[out->usable_a++] = runs_a[i];
     for (size_t i = 0; i < nb; i++)
-        if (usable(runs_b[i]))
+        if (judge_usable(runs_b[i]))
             ub[out->usable_b++] = runs_b[i];
     out->dropped_runs = (na - out->usable_a) + (nb - out->usable_b);
     for (size_t i = 0; i < out->usable_a; i++)

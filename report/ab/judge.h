@@ -51,6 +51,9 @@ struct diff_result {
  * value null or a number. 0, or -1 with "<what>" (no file name) in err. */
 int judge_check_run(const cJSON *run, char *err, size_t errlen);
 
+/* Whether compare.py's diff counts the run: status "ok" and not perturbed. */
+int judge_usable(const cJSON *run);
+
 /* The value of metric in run: NaN when compare.py's getter gives None. */
 double judge_value(const cJSON *run, int metric);
 

@@ -1,5 +1,6 @@
 /* matrix_arm.c: one arm of a matrix (matrix.h): its run folder, the machine check, the process
- * under the shim with stack sampling off, then its run.json. It must never reuse a run folder,
+ * under the shim with stack sampling off (on for a profiled arm, which is never judged), then
+ * its run.json. It must never reuse a run folder,
  * never let the case's environment turn sampling back on or move the output, and never hand the
  * judgement a run that claims "ok" when the process failed or ran out of time. */
 #include "matrix.h"
@@ -91,12 +92,14 @@ static const char *env_get(const struct strv *e, const char *key)
 }
 
 static void build_env(struct strv *e, const struct matrix_opts *o, const struct mcase *c,
-                      const char *dir)
+                      const char *dir, int side, int profiled)
 {
     for (char **p = environ; p && *p; p++)
         strv_push(e, *p);
     for (size_t i = 0; i < c->nenv; i++)
         env_set(e, c->env[i].key, c->env[i].value);
+    for (size_t i = 0; i < o->nside_env[side]; i++) /* run_matrix's env.update(a_env or b_env) */
+        env_set(e, o->side_env[side][i].key, o->side_env[side][i].value);
     if (c->gpus)
         env_set(e, "CUDA_VISIBLE_DEVICES", c->gpus);
     const char *pre = env_get(e, "LD_PRELOAD");
@@ -110,7 +113,9 @@ static void build_env(struct strv *e, const struct matrix_opts *o, const struct 
     char markers[PATH_MAX];
     snprintf(markers, sizeof markers, "%s/markers", dir);
     env_set(e, "PERFSCOPE_OUT", dir);
-    env_set(e, "PERFSCOPE_HZ", "0");
+    /* A judged arm is never sampled; a profiled one always is, at the caller's rate or ours. */
+    const char *hz = getenv("PERFSCOPE_HZ");
+    env_set(e, "PERFSCOPE_HZ", !profiled ? "0" : hz && atoi(hz) > 0 ? hz : MATRIX_PROFILE_HZ);
     env_set(e, "LLMPERFSCOPE_MARKERS", markers);
     env_set(e, "LLMPERFSCOPE_CPUPROF_OUT", NULL);
     env_set(e, "LLMPERFSCOPE_CPUPROF_HZ", NULL);
@@ -133,15 +138,19 @@ static void build_argv(struct strv *a, const struct matrix_opts *o, const struct
     }
     for (size_t i = 0; i < c->nargs; i++)
         strv_push(a, c->args[i]);
+    for (size_t i = 0; i < o->nside_args[side]; i++)
+        strv_push(a, o->side_args[side][i]);
 }
 
-/* "<case_dir>/<i>_<side>_<name>", or with ".2", ".3"... when taken by an earlier matrix. */
-static int make_arm_dir(char *dir, size_t size, const char *case_dir, int index, char side,
-                        const char *name)
+/* "<case_dir>/<i>_<side>_<name>" (a profiled arm: "profile_<i>_..."), or with ".2", ".3"...
+ * when taken by an earlier matrix. */
+static int make_arm_dir(char *dir, size_t size, const char *case_dir, const char *prefix,
+                        int index, char side, const char *name)
 {
     for (int n = 1; n < 1000; n++) {
-        int k = n == 1 ? snprintf(dir, size, "%s/%d_%c_%s", case_dir, index, side, name)
-                       : snprintf(dir, size, "%s/%d_%c_%s.%d", case_dir, index, side, name, n);
+        int k = n == 1 ? snprintf(dir, size, "%s/%s%d_%c_%s", case_dir, prefix, index, side, name)
+                       : snprintf(dir, size, "%s/%s%d_%c_%s.%d", case_dir, prefix, index, side,
+                                  name, n);
         if (k < 0 || (size_t)k >= size)
             return -1;
         if (mkdir(dir, 0755) == 0)
@@ -250,7 +259,7 @@ static cJSON *arm_run_object(const char *dir, const struct proc_outcome *a, cons
 }
 
 int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *case_dir, int index,
-               int side, volatile sig_atomic_t *stop, cJSON **run, cJSON **record)
+               int side, int profiled, volatile sig_atomic_t *stop, cJSON **run, cJSON **record)
 {
     char dir[PATH_MAX], rstatus[64], note[1024];
     char letter = side ? 'B' : 'A';
@@ -261,7 +270,10 @@ int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *c
     cJSON_AddNumberToObject(rec, "index", index);
     cJSON_AddStringToObject(rec, "side", side ? "B" : "A");
     cJSON_AddStringToObject(rec, "name", o->name[side]);
-    if (make_arm_dir(dir, sizeof dir, case_dir, index, letter, o->name[side]) != 0) {
+    if (profiled)
+        cJSON_AddBoolToObject(rec, "profiled", 1);
+    if (make_arm_dir(dir, sizeof dir, case_dir, profiled ? "profile_" : "", index, letter,
+                     o->name[side]) != 0) {
         snprintf(note, sizeof note, "cannot make a run folder under %s: %s", case_dir,
                  strerror(errno));
         cJSON_AddStringToObject(rec, "status", "failed");
@@ -296,7 +308,7 @@ int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *c
     }
     struct strv argv = {0}, envp = {0};
     build_argv(&argv, o, c, side);
-    build_env(&envp, o, c, dir);
+    build_env(&envp, o, c, dir, side, profiled);
     if (argv.oom || envp.oom || !argv.n) {
         strv_free(&argv);
         strv_free(&envp);

@@ -1,6 +1,7 @@
 /* matrix_table.c: table.md of a matrix, line for line as compare.py's write_table: per case the
  * B/A ratio of six metrics (marked better or **worse**), the verdict, failed arms and what a
- * regression costs. It must only read the matrix object and never print a ratio that is null. */
+ * regression costs; then, beyond it, the warnings (the matrix's and each case's), one line each
+ * under the table. It must only read the matrix object and never print a ratio that is null. */
 #include "matrix.h"
 #include "sbuf.h"
 
@@ -112,5 +113,31 @@ char *matrix_table(const cJSON *table)
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
         case_line(&b, c);
+    /* Beyond write_table: the warnings, the matrix's own, then each case's, under the table. */
+    int first = 1;
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(table, "warnings"))
+    {
+        if (!cJSON_IsString(w))
+            continue;
+        sbuf_printf(&b, "%sWarning: ", first ? "\n" : "");
+        sbuf_clean(&b, w->valuestring, 0);
+        sbuf_printf(&b, ".\n");
+        first = 0;
+    }
+    cJSON_ArrayForEach(c, cases)
+    {
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
+        {
+            if (!cJSON_IsString(w))
+                continue;
+            sbuf_printf(&b, "%sWarning: ", first ? "\n" : "");
+            sbuf_clean(&b, text(c, "label"), 0);
+            sbuf_printf(&b, ": ");
+            sbuf_clean(&b, w->valuestring, 0);
+            sbuf_printf(&b, ".\n");
+            first = 0;
+        }
+    }
     return sbuf_take(&b);
 }

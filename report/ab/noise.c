@@ -177,6 +177,35 @@ int noise_for_case(const cJSON *noise_doc, const char *label, double noise[JUDGE
     return floors_to_array(floors, what, noise, err, errlen);
 }
 
+/* Without --case: whether the file is one case's floors given directly (every member a number
+ * or null), how many cases it holds, and the last of them. */
+static const cJSON *choose(const cJSON *noise_doc, int *flat, int *cases)
+{
+    const cJSON *only = NULL;
+    *flat = 1;
+    *cases = 0;
+    for (const cJSON *c = noise_doc->child; c; c = c->next) {
+        if (cJSON_IsObject(c) || cJSON_IsArray(c) || cJSON_IsString(c))
+            *flat = 0;
+        if (json_first_of_name(c)) {
+            (*cases)++;
+            only = c;
+        }
+    }
+    return only;
+}
+
+const cJSON *noise_selected(const cJSON *noise_doc, const char *label)
+{
+    if (!cJSON_IsObject(noise_doc))
+        return NULL;
+    if (label)
+        return json_get(noise_doc, label);
+    int flat, cases;
+    const cJSON *only = choose(noise_doc, &flat, &cases);
+    return flat ? noise_doc : cases == 1 ? only : NULL;
+}
+
 int noise_select(const cJSON *noise_doc, const char *label, double noise[JUDGE_NMETRICS],
                  char *err, size_t errlen)
 {
@@ -197,17 +226,8 @@ int noise_select(const cJSON *noise_doc, const char *label, double noise[JUDGE_N
         snprintf(err, errlen, "more than %d entries", NOISE_MAX_MEMBERS);
         return -1;
     }
-    /* One case's floors given directly: every member a number or null. */
-    int flat = 1, cases = 0;
-    const cJSON *only = NULL;
-    for (const cJSON *c = noise_doc->child; c; c = c->next) {
-        if (cJSON_IsObject(c) || cJSON_IsArray(c) || cJSON_IsString(c))
-            flat = 0;
-        if (json_first_of_name(c)) {
-            cases++;
-            only = c;
-        }
-    }
+    int flat, cases;
+    const cJSON *only = choose(noise_doc, &flat, &cases);
     if (flat)
         return floors_to_array(noise_doc, "floors", noise, err, errlen);
     if (cases > 1) {

@@ -27,6 +27,9 @@ int noise_for_case(const cJSON *noise_doc, const char *label, double noise[JUDGE
 int noise_select(const cJSON *noise_doc, const char *label, double noise[JUDGE_NMETRICS],
                  char *err, size_t errlen);
 
+/* The floors object noise_select took its floors from (NULL: none). */
+const cJSON *noise_selected(const cJSON *noise_doc, const char *label);
+
 /* perfscope-report noise NULL_MATRIX.json */
 int cmd_noise(int argc, char **argv);
 

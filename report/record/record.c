@@ -6,6 +6,7 @@
  * OUT.old), and never write on stdout: that is CMD's alone. */
 #include "record.h"
 #include "report.h"
+#include "files.h"
 #include "outfile.h"
 #include "version.h"
 #include "proc/runner.h"
@@ -27,7 +28,6 @@
 
 extern char **environ;
 
-#define SHIM_NAME "libperfscope.so"
 
 struct record_opts {
     const char *out;
@@ -93,34 +93,6 @@ static int parse(int argc, char **argv, struct record_opts *o)
     if (o->unwind && strcmp(o->unwind, "libunwind") != 0 && strcmp(o->unwind, "fp") != 0)
         return usage("--unwind %.80s: not libunwind or fp", o->unwind);
     return 0;
-}
-
-/* The shim: $PERFSCOPE_SHIM when set (an absolute path: the sanitizer build's tools use the
- * normal build's shim), else beside this binary (a build tree: build/libperfscope.so), else the
- * installed one (PREFIX/bin/perfscope -> PREFIX/lib/perfscope/libperfscope.so). Absolute, so a
- * cd in the command cannot lose it. */
-static int find_shim(char *buf, size_t size)
-{
-    const char *env = getenv("PERFSCOPE_SHIM");
-    if (env && *env)
-        return env[0] == '/' && access(env, R_OK) == 0 && realpath(env, buf) && strlen(buf) < size ? 0 : -1;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -1;
-    self[n] = 0;
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return -1;
-    *slash = 0;
-    const char *tries[] = {"%s/" SHIM_NAME, "%s/../lib/perfscope/" SHIM_NAME};
-    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        char p[PATH_MAX + 64];
-        snprintf(p, sizeof p, tries[i], self);
-        if (access(p, R_OK) == 0 && realpath(p, buf) && strlen(buf) < size)
-            return 0;
-    }
-    return -1;
 }
 
 /* CMD's file as execvp would find it, or "" when it is not found (the runner then says so). */
@@ -379,13 +351,14 @@ int cmd_record(int argc, char **argv)
     if (parse(argc, argv, &o) != 0)
         return REPORT_BAD_INPUT;
     char shim[PATH_MAX];
-    if (find_shim(shim, sizeof shim) != 0) {
-        const char *env = getenv("PERFSCOPE_SHIM");
-        if (env && *env)
-            report_fail("record: PERFSCOPE_SHIM=%.200s is not an absolute path to a readable file", env);
+    int found = shim_path(shim, sizeof shim);
+    if (found != 0) {
+        if (found == -1)
+            report_fail("record: PERFSCOPE_SHIM=%.200s is not an absolute path to a readable file",
+                        getenv("PERFSCOPE_SHIM"));
         else
             report_fail("record: no %s beside this program nor in ../lib/perfscope/ (build it: make)",
-                        SHIM_NAME);
+                        SHIM_FILE_NAME);
         return REPORT_BAD_INPUT;
     }
     char err[REPORT_ERR_MAX];

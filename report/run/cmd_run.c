@@ -1,4 +1,4 @@
-/* cmd_run.c: `perfscope-report OUT` (cmd_run) and its quiet form for the other subcommands,
+/* cmd_run.c: `perfscope-report [--markdown] OUT` (cmd_run) and its quiet form for the other subcommands,
  * run_summarize (run.h): the run model (runmodel.h) printed as the report, and written as
  * OUT/run.json and OUT/report.md. It must write only through a temporary name and a rename
  * (format/outfile.c), and never print before the whole model has been read and worked out. */
@@ -9,10 +9,12 @@
 #include "jsonl.h"
 #include "report.h"
 #include "textfile.h"
+#include "termfmt.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int write_outputs(const struct run_model *m, const char *markdown, char *err, size_t errlen)
 {
@@ -61,6 +63,14 @@ int run_summarize(const char *dir, char *err, size_t errlen)
     return rc;
 }
 
+/* What goes on a stream: on a terminal (term_width > 0) the terminal layout of the markdown,
+ * else the markdown itself (docs/report.md, "On a terminal"). NULL when out of memory. */
+static char *for_stream(const char *md, int fd, int markdown)
+{
+    int w = markdown ? 0 : term_width(fd);
+    return w > 0 ? term_layout(md, w) : strdup(md);
+}
+
 int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t errlen)
 {
     struct run_model m;
@@ -68,7 +78,9 @@ int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t e
     char *md = NULL, *brief = NULL;
     if (rc == 0 && report) {
         md = run_markdown(&m);
-        brief = run_markdown_short(&m);
+        char *short_md = run_markdown_short(&m);
+        brief = short_md ? for_stream(short_md, fileno(f), 0) : NULL;
+        free(short_md);
         if (!md || !brief) {
             reader_error(err, errlen, dir, "out of memory");
             rc = -1;
@@ -95,7 +107,7 @@ int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t e
     return rc;
 }
 
-int cmd_run(const char *dir)
+int cmd_run(const char *dir, int markdown)
 {
     char err[REPORT_ERR_MAX] = "";
     struct run_model m;
@@ -111,7 +123,9 @@ int cmd_run(const char *dir)
     if (rc == 0) {
         /* The report is printed even when OUT cannot be written (a folder that is not ours):
          * the write failure is then the one line on stderr, and the exit status 2. */
-        fputs(md, stdout);
+        char *shown = for_stream(md, STDOUT_FILENO, markdown);
+        fputs(shown ? shown : md, stdout);
+        free(shown);
         fflush(stdout);
         rc = write_outputs(&m, md, err, sizeof err);
     }

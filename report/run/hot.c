@@ -21,7 +21,27 @@ static const char *str(const cJSON *o, const char *key)
     return cJSON_IsString(it) && it->valuestring ? it->valuestring : NULL;
 }
 
-static size_t take_rows(const cJSON *arr, struct hot_row *rows)
+/* A heap copy; NULL when out of memory. */
+static char *dup_or_null(const char *s, int *oom)
+{
+    char *d = strdup(s ? s : "");
+    if (!d)
+        *oom = 1;
+    return d;
+}
+
+/* A heap "file:line". */
+static char *file_line(const char *file, int line, int *oom)
+{
+    char *d = NULL;
+    if (asprintf(&d, "%s:%d", file, line) < 0) {
+        *oom = 1;
+        return NULL;
+    }
+    return d;
+}
+
+static size_t take_rows(const cJSON *arr, struct hot_row *rows, int *oom)
 {
     size_t n = 0;
     const cJSON *r;
@@ -34,7 +54,7 @@ static size_t take_rows(const cJSON *arr, struct hot_row *rows)
             continue;
         struct hot_row *row = &rows[n++];
         memset(row, 0, sizeof *row);
-        snprintf(row->name, sizeof row->name, "%s", name);
+        row->name = dup_or_null(name, oom);
         row->share = num(r, "share", 0);
         row->cpu_s = num(r, "cpu_s", -1);
         double th = num(r, "threads", -1);
@@ -47,21 +67,21 @@ static size_t take_rows(const cJSON *arr, struct hot_row *rows)
         const char *file = str(r, "file");
         double line = num(r, "line", -1);
         if (src)
-            snprintf(row->source, sizeof row->source, "%s", src);
+            row->source = dup_or_null(src, oom);
         else if (file && line >= 0 && line < 1e9)
-            snprintf(row->source, sizeof row->source, "%s:%d", file, (int)line);
-        else if (file)
-            snprintf(row->source, sizeof row->source, "%s", file);
+            row->source = file_line(file, (int)line, oom);
+        else
+            row->source = dup_or_null(file, oom);
     }
     return n;
 }
 
-static void take_group(struct hot_group *g, const cJSON *o)
+static void take_group(struct hot_group *g, const cJSON *o, int *oom)
 {
     g->samples = num(o, "samples", -1);
     g->cpu_s = num(o, "cpu_s", -1);
-    g->nself = take_rows(cJSON_GetObjectItemCaseSensitive(o, "self"), g->self);
-    g->nincl = take_rows(cJSON_GetObjectItemCaseSensitive(o, "inclusive"), g->incl);
+    g->nself = take_rows(cJSON_GetObjectItemCaseSensitive(o, "self"), g->self, oom);
+    g->nincl = take_rows(cJSON_GetObjectItemCaseSensitive(o, "inclusive"), g->incl, oom);
     const cJSON *bt = cJSON_GetObjectItemCaseSensitive(o, "busiest_threads");
     const cJSON *first = cJSON_IsArray(bt) ? cJSON_GetArrayItem(bt, 0) : NULL;
     if (cJSON_IsObject(first) && num(first, "cpu_s", -1) >= 0) {
@@ -70,8 +90,10 @@ static void take_group(struct hot_group *g, const cJSON *o)
         double tid = num(first, "tid", -1);
         g->busiest_tid = tid >= 0 && tid < 1e15 ? (long long)tid : -1;
         const char *name = str(first, "name");
-        snprintf(g->busiest_name, sizeof g->busiest_name, "%s", name ? name : "");
+        g->busiest_name = dup_or_null(name, oom);
     }
+    if (!g->busiest_name)
+        g->busiest_name = dup_or_null("", oom);
 }
 
 int hot_profile_load(const char *path, struct hot_profile **out, char *err, size_t errlen)
@@ -100,15 +122,21 @@ int hot_profile_load(const char *path, struct hot_profile **out, char *err, size
     p->dropped = num(root, "dropped", -1);
     p->period_s = num(root, "period_s", -1);
     const cJSON *g;
+    int oom = 0;
     cJSON_ArrayForEach(g, groups)
     {
         if (!cJSON_IsObject(g) || !g->string)
             continue;
         struct hot_group *pg = &p->g[p->ngroups++];
-        snprintf(pg->name, sizeof pg->name, "%s", g->string);
-        take_group(pg, g);
+        pg->name = dup_or_null(g->string, &oom);
+        take_group(pg, g, &oom);
     }
     cJSON_Delete(root);
+    if (oom) {
+        reader_error(err, errlen, path, "out of memory");
+        hot_profile_free(p);
+        return -1;
+    }
     *out = p;
     return 0;
 }
@@ -117,6 +145,19 @@ void hot_profile_free(struct hot_profile *p)
 {
     if (!p)
         return;
+    for (size_t i = 0; p->g && i < p->ngroups; i++) {
+        struct hot_group *g = &p->g[i];
+        for (size_t r = 0; r < g->nself; r++) {
+            free(g->self[r].name);
+            free(g->self[r].source);
+        }
+        for (size_t r = 0; r < g->nincl; r++) {
+            free(g->incl[r].name);
+            free(g->incl[r].source);
+        }
+        free(g->name);
+        free(g->busiest_name);
+    }
     free(p->g);
     free(p);
 }
@@ -124,7 +165,7 @@ void hot_profile_free(struct hot_profile *p)
 const struct hot_group *hot_profile_group(const struct hot_profile *p, const char *name)
 {
     for (size_t i = 0; p && i < p->ngroups; i++)
-        if (strcmp(p->g[i].name, name) == 0)
+        if (p->g[i].name && strcmp(p->g[i].name, name) == 0)
             return &p->g[i];
     return NULL;
 }

@@ -7,7 +7,8 @@
  * "pct_of_wall_on_busiest_thread", "hot_line" or "source" or "file"+"line"}], "inclusive":[...],
  * "busiest_threads":[{"tid","name","cpu_s"}]}}}); unknown members are ignored, a row without a
  * name is skipped. Refused (-1, one line): unreadable, empty, over 256 MiB, not a JSON object,
- * or no "groups" object. It must never run the symbolizer (symbolize_call.h does). */
+ * or no "groups" object, or out of memory. Names are kept whole, however long (the terminal
+ * layout cuts them for display, never the model). It must never run the symbolizer (symbolize_call.h does). */
 #ifndef PERFSCOPE_REPORT_HOT_H
 #define PERFSCOPE_REPORT_HOT_H
 
@@ -17,8 +18,8 @@
 #define HOT_MAX_BYTES (256u << 20)
 
 struct hot_row {
-    char name[160];
-    char source[160];       /* "file:line" (hot_line, else source), "" unknown */
+    char *name;             /* whole, as profile.json has it (heap) */
+    char *source;           /* "file:line" (hot_line, else source), "" unknown (heap) */
     double share;           /* of the group's samples, 0..1 */
     double cpu_s;           /* < 0 unknown */
     int threads;            /* < 0 unknown */
@@ -27,13 +28,13 @@ struct hot_row {
 };
 
 struct hot_group {
-    char name[72];
+    char *name;             /* heap */
     double samples, cpu_s;
     struct hot_row self[HOT_TOP], incl[HOT_TOP];
     size_t nself, nincl;
     int have_busiest;
     long long busiest_tid;
-    char busiest_name[40];
+    char *busiest_name;     /* heap, "" unknown */
     double busiest_cpu_s;
 };
 

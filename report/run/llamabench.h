@@ -1,5 +1,7 @@
 /* llamabench.h: throughput from llama-bench's own output (`-o json`: one array of test objects;
- * `-o jsonl`: one object a line), for targets that write no markers. A test with n_prompt > 0
+ * `-o jsonl`: one object a line; without -o, its markdown table: the "test" column's pp512,
+ * tg128, pp512+tg128 and the "t/s" column's "AVG ± STDDEV", read only when the output holds no
+ * JSON test), for targets that write no markers. A test with n_prompt > 0
  * and n_gen == 0 is prefill (pp), n_gen > 0 and n_prompt == 0 is decode (tg); avg_ts is its
  * tokens per second, samples_ts the per-repetition values. The first test of each kind gives the
  * run's prefill and decode throughput; every test is kept for run.json. Text around the JSON

@@ -123,9 +123,19 @@ static void header(struct sbuf *b, const struct run_model *m)
         double share = m->samples + m->dropped ? 100.0 * (double)m->dropped /
                                                       (double)(m->samples + m->dropped)
                                                 : 0;
+        const char *counts = runmeta_cpu_counts(&m->s.meta);
+        if (counts)
+            sbuf_printf(b, "CPU s count %s time, ", strcmp(counts, "user") == 0 ? "user" : "user and system");
         sbuf_printf(b, "%llu samples, %llu dropped (%.1f%%)%s\n", (unsigned long long)m->samples,
                     (unsigned long long)m->dropped, share,
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
+        /* The rate the clock delivered, over every image of the run (procs.jsonl's figures). */
+        const struct run_sampling *rs = &m->s.procs.sampling;
+        double hz = run_sampling_hz_delivered(rs);
+        if (hz >= 0)
+            sbuf_printf(b, "- delivered: %.0f samples per sampled CPU s (%.0f weighted), over %zu process image%s "
+                           "and %.3f sampled CPU s\n",
+                        hz, run_sampling_hz_weighted(rs), rs->images, rs->images == 1 ? "" : "s", rs->sampled_cpu_s);
     }
     shim_cost(b, m);
     if (m->un.cpu_s > 0)
@@ -165,6 +175,14 @@ static void cell_fix(struct sbuf *b, int have, double v, int decimals)
         sbuf_printf(b, " - |");
 }
 
+/* "CPU s (user)" with the perf clock, "CPU s (user+sys)" with the tick timer: which time the
+ * samples stand for (runmeta_cpu_counts). */
+static const char *cpu_header(const struct run_model *m)
+{
+    const char *c = runmeta_cpu_counts(&m->s.meta);
+    return !c ? "CPU s" : strcmp(c, "user") == 0 ? "CPU s (user)" : "CPU s (user+sys)";
+}
+
 static void phases_table(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Phases\n\n");
@@ -176,8 +194,9 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
                         (unsigned long long)m->none_samples, m->none_cpu_s);
         return;
     }
-    sbuf_printf(b, "| group | times | wall s | CPU s | cores | tokens | tokens/s | energy J | "
-                   "J/token | GPU peak MiB | host anon peak MiB |\n"
+    sbuf_printf(b, "| group | times | wall s | %s | cores | tokens | tokens/s | energy J | "
+                   "J/token | GPU peak MiB | host anon peak MiB |\n", cpu_header(m));
+    sbuf_printf(b, 
                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     size_t open = 0;
     for (size_t i = 0; i < m->ngr; i++) {
@@ -360,17 +379,15 @@ static void memory_section(struct sbuf *b, const struct run_model *m)
     }
 }
 
-static void rows(struct sbuf *b, const char *title, const struct hot_row *r, size_t n,
-                 double wall_s)
+static void rows(struct sbuf *b, const struct run_model *m, const char *title, const struct hot_row *r,
+                 size_t n, double wall_s)
 {
     if (!n)
         return;
-    sbuf_printf(b, "\n| %s | share | CPU s | threads | busiest thread s | %% of wall | | source |\n"
-                   "|---|---:|---:|---:|---:|---:|---|---|\n", title);
+    sbuf_printf(b, "\n| %s | share | %s | threads | busiest thread s | %% of wall | | source |\n"
+                   "|---|---:|---:|---:|---:|---:|---|---|\n", title, cpu_header(m));
     for (size_t i = 0; i < n; i++) {
-        double pct = r[i].pct_wall;
-        if (pct < 0 && r[i].busiest_s >= 0 && wall_s > 0)
-            pct = 100 * r[i].busiest_s / wall_s;
+        double pct = run_row_pct_wall(&r[i], wall_s);
         sbuf_printf(b, "| ");
         sbuf_clean(b, r[i].name, 1);
         sbuf_printf(b, " | %.1f%% |", 100 * r[i].share);
@@ -384,7 +401,7 @@ static void rows(struct sbuf *b, const char *title, const struct hot_row *r, siz
             sbuf_printf(b, " %.1f |", pct);
         else
             sbuf_printf(b, " - |");
-        sbuf_printf(b, " %s | ", pct >= 100 * SERIAL_SHARE ? "serial" : "");
+        sbuf_printf(b, " %s | ", run_row_serial(&r[i], wall_s) == 1 ? "serial" : "");
         sbuf_clean(b, r[i].source, 1);
         sbuf_printf(b, " |\n");
     }
@@ -399,8 +416,9 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
     }
     if (!m->prof)
         return;
-    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it.\n",
-                100 * SERIAL_SHARE);
+    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it and holds %.0f%% or "
+                   "more of its CPU time in the group.\n",
+                100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
     int shown = 0;
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];
@@ -412,18 +430,19 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
         if (p->have_busiest && g->busiest_share >= 0) {
             sbuf_printf(b, "\nBusiest thread: %lld (", p->busiest_tid);
             sbuf_clean(b, p->busiest_name, 0);
-            sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall%s\n", p->busiest_cpu_s,
-                        100 * g->busiest_share,
-                        g->busiest_share >= SERIAL_SHARE ? ": the group is serial on it" : "");
+            sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall", p->busiest_cpu_s, 100 * g->busiest_share);
+            if (g->busiest_cpu_share >= 0)
+                sbuf_printf(b, ", %.0f%% of the group's CPU", 100 * g->busiest_cpu_share);
+            sbuf_printf(b, "%s\n", g->serial == 1 ? ": the group is serial on it" : "");
         }
-        rows(b, "self", p->self, p->nself, g->b.wall_s);
-        rows(b, "inclusive", p->incl, p->nincl, g->b.wall_s);
+        rows(b, m, "self", p->self, p->nself, g->b.wall_s);
+        rows(b, m, "inclusive", p->incl, p->nincl, g->b.wall_s);
     }
     const struct hot_group *none = hot_profile_group(m->prof, PHASES_NONE);
     if (none && none->nself) {
         shown++;
         sbuf_printf(b, "\n### (none): outside every phase\n");
-        rows(b, "self", none->self, none->nself, 0);
+        rows(b, m, "self", none->self, none->nself, 0);
     }
     if (!shown)
         sbuf_printf(b, "profile.json has no rows for these groups.\n");
@@ -470,7 +489,7 @@ static void unsampled_section(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "These threads ran with SIGPROF blocked where the shim could not keep it open (the "
                        "target's own SIGPROF handler, a raw rt_sigprocmask, setcontext): %.3f CPU s that no "
                        "sample stands for, not in the CPU s, shares and hot functions above.\n\n"
-                       "| pid | tid | thread | CPU s |\n|---:|---:|---|---:|\n",
+                       "| pid | tid | thread | CPU s (user+sys) |\n|---:|---:|---|---:|\n",
                     u->cpu_s);
         size_t *order = malloc((u->nthreads ? u->nthreads : 1) * sizeof *order);
         size_t n = 0;
@@ -492,7 +511,7 @@ static void unsampled_section(struct sbuf *b, const struct run_model *m)
         if (n < u->nthreads || u->other_lines)
             sbuf_printf(b, "| | | %s%zu more thread%s | %.3f |\n", u->other_lines ? "over " : "", u->nthreads - n,
                         u->nthreads - n == 1 && !u->other_lines ? "" : "s", u->cpu_s - shown_s);
-        sbuf_printf(b, "\n| group | unsampled CPU s |\n|---|---:|\n");
+        sbuf_printf(b, "\n| group | unsampled CPU s (user+sys) |\n|---|---:|\n");
         for (size_t g = 0; g <= u->ngroups; g++) {
             if (u->group_cpu_s[g] <= 0)
                 continue;

@@ -68,6 +68,30 @@ static int load_profile(struct run_model *m, int symbolize, char *err, size_t er
     return hot_profile_load(path, &m->prof, err, errlen);
 }
 
+int run_serial(double wall_share, double cpu_share)
+{
+    if (wall_share < 0 || cpu_share < 0)
+        return -1;
+    return wall_share >= SERIAL_SHARE && cpu_share >= SERIAL_SHARE;
+}
+
+double run_row_pct_wall(const struct hot_row *r, double wall_s)
+{
+    if (r->pct_wall >= 0)
+        return r->pct_wall;
+    return r->busiest_s >= 0 && wall_s > 0 ? 100 * r->busiest_s / wall_s : -1;
+}
+
+int run_row_serial(const struct hot_row *r, double wall_s)
+{
+    double pct = run_row_pct_wall(r, wall_s);
+    double one_s = r->busiest_s >= 0 ? r->busiest_s : pct >= 0 && wall_s > 0 ? pct / 100 * wall_s : -1;
+    double cpu_share = one_s >= 0 && r->cpu_s > 0 ? one_s / r->cpu_s : -1;
+    if (pct >= 0 && pct < 100 * SERIAL_SHARE)
+        return 0; /* the wall share alone rules it out */
+    return run_serial(pct >= 0 ? pct / 100 : -1, cpu_share);
+}
+
 static int compute_group(struct run_model *m, struct group_result *gr, int g)
 {
     const struct phases *p = m->s.phases;
@@ -96,6 +120,11 @@ static int compute_group(struct run_model *m, struct group_result *gr, int g)
     gr->busiest_share = gr->prof && gr->prof->have_busiest && gr->b.wall_s > 0
                             ? gr->prof->busiest_cpu_s / gr->b.wall_s
                             : -1;
+    /* The group's CPU on the profile's own base where it gives one (the busiest thread's
+     * figure comes from the same samples), else the model's. */
+    double cpu = gr->prof && gr->prof->cpu_s > 0 ? gr->prof->cpu_s : gr->cpu_known ? gr->cpu_s : -1;
+    gr->busiest_cpu_share = gr->busiest_share >= 0 && cpu > 0 ? gr->prof->busiest_cpu_s / cpu : -1;
+    gr->serial = run_serial(gr->busiest_share, gr->busiest_cpu_share);
     return 0;
 }
 

@@ -60,11 +60,8 @@ static void hot_rows(cJSON *hot, const char *key, const struct hot_row *r, size_
         add_num(o, "share", r[i].share);
         if (r[i].cpu_s >= 0)
             add_num(o, "cpu_s", r[i].cpu_s);
-        double pct = r[i].pct_wall;
-        if (pct < 0 && r[i].busiest_s >= 0 && wall_s > 0)
-            pct = 100 * r[i].busiest_s / wall_s;
-        if (pct >= 0)
-            cJSON_AddBoolToObject(o, "serial", pct >= 100 * SERIAL_SHARE);
+        if (run_row_pct_wall(&r[i], wall_s) >= 0)
+            cJSON_AddBoolToObject(o, "serial", run_row_serial(&r[i], wall_s) == 1);
         if (r[i].source[0])
             cJSON_AddStringToObject(o, "source", r[i].source);
     }
@@ -96,7 +93,9 @@ static void group_json(cJSON *groups, cJSON *energy, const struct run_model *m,
         add_num(o, "host_anon_peak_mib", g->host_kib / 1024);
     if (g->busiest_share >= 0) {
         add_num(o, "busiest_thread_share_of_wall", g->busiest_share);
-        cJSON_AddBoolToObject(o, "serial", g->busiest_share >= SERIAL_SHARE);
+        if (g->busiest_cpu_share >= 0)
+            add_num(o, "busiest_thread_share_of_cpu", g->busiest_cpu_share);
+        cJSON_AddBoolToObject(o, "serial", g->serial == 1);
     }
     if (g->prof && (g->prof->nself || g->prof->nincl)) {
         cJSON *hot = cJSON_AddObjectToObject(o, "hot");
@@ -314,6 +313,22 @@ cJSON *run_json(const struct run_model *m)
             cJSON_AddNumberToObject(s, "hz", m->hz);
         cJSON_AddNumberToObject(s, "samples", (double)m->samples);
         cJSON_AddNumberToObject(s, "dropped", (double)m->dropped);
+        const char *counts = runmeta_cpu_counts(&m->s.meta);
+        if (counts)
+            cJSON_AddStringToObject(s, "cpu_counts", counts);
+        /* Every image's own figures, summed (procs.jsonl's exit and exec lines). */
+        const struct run_sampling *rs = &m->s.procs.sampling;
+        if (rs->images) {
+            cJSON_AddNumberToObject(s, "images_with_figures", (double)rs->images);
+            cJSON_AddNumberToObject(s, "distinct_samples", rs->distinct_samples);
+            add_num(s, "sampled_cpu_s", rs->sampled_cpu_s);
+            add_num(s, "shim_threads_cpu_s", rs->shim_threads_cpu_s);
+            add_num(s, "unsampled_cpu_s", rs->unsampled_cpu_s);
+            if (run_sampling_hz_delivered(rs) >= 0) {
+                add_num(s, "hz_delivered", run_sampling_hz_delivered(rs));
+                add_num(s, "hz_weighted", run_sampling_hz_weighted(rs));
+            }
+        }
     }
     unsampled_json(root, m);
     throughput_json(root, m);

@@ -19,7 +19,9 @@
 #include "unsampledfile.h"
 
 #define RUN_LOG_LINES 40
-#define SERIAL_SHARE 0.8  /* one thread busy for this share of a group's wall: serial */
+/* The serial mark's one rule (run_serial, run.c): one thread holds at least this share of the
+ * group's wall AND at least this share of the CPU time (the group's, or a function's in it). */
+#define SERIAL_SHARE 0.8
 
 struct group_result {
     int g;                     /* group index in the phases */
@@ -35,6 +37,8 @@ struct group_result {
     int have_gpu, have_host;
     const struct hot_group *prof;
     double busiest_share;      /* busiest thread's CPU over the wall, < 0 unknown */
+    double busiest_cpu_share;  /* busiest thread's CPU over the group's CPU, < 0 unknown */
+    int serial;                /* run_serial of the busiest thread: 1, 0, -1 unknown */
 };
 
 struct run_model {
@@ -58,6 +62,16 @@ struct run_model {
     int hz;                    /* asked sampling rate, -1 unknown */
     uint64_t samples, dropped;
 };
+
+/* The serial rule: one thread's share of the group's wall and its share of the CPU time (the
+ * group's, or a function's in it), 0..1: 1 when both are at least SERIAL_SHARE, 0 when not, -1
+ * when either is unknown (negative). */
+int run_serial(double wall_share, double cpu_share);
+/* A hot-function row's busiest thread as a percentage of the group's wall (the symbolizer's
+ * pct_of_wall_on_busiest_thread, else busiest_thread_s over wall_s), < 0 unknown; and its
+ * serial mark (run_serial, the CPU share over the row's own CPU s; -1 unknown). */
+double run_row_pct_wall(const struct hot_row *r, double wall_s);
+int run_row_serial(const struct hot_row *r, double wall_s);
 
 /* Reads and works out dir. symbolize: run perfscope-symbolize when profile.json is missing or
  * stale. 0, or -1 with one line ("<file>: <what>") in err. */

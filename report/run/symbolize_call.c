@@ -44,8 +44,15 @@ static int run_symbolizer(const char *tool, const char *dir, char *note, size_t 
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    /* Our stderr, when a terminal, as the child's descriptor 3 for its progress line; its own
+     * stderr is the pipe, for the one-line error. */
+    int tty = isatty(2);
+    if (tty)
+        posix_spawn_file_actions_adddup2(&fa, 2, 3);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-    char *argv[] = {(char *)tool, (char *)dir, NULL};
+    char *argv_tty[] = {(char *)tool, "--progress-fd", "3", (char *)dir, NULL};
+    char *argv_plain[] = {(char *)tool, (char *)dir, NULL};
+    char **argv = tty ? argv_tty : argv_plain;
     pid_t pid;
     int rc = posix_spawn(&pid, tool, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);

@@ -28,6 +28,26 @@ int path_beside_self(const char *name, char *buf, size_t size)
     return 0;
 }
 
+int shim_path(char *buf, size_t size)
+{
+    char p[PATH_MAX];
+    const char *env = getenv("PERFSCOPE_SHIM");
+    if (env && *env)
+        return env[0] == '/' && access(env, R_OK) == 0 && realpath(env, p) && strlen(p) < size
+                   ? (memcpy(buf, p, strlen(p) + 1), 0)
+                   : -1;
+    const char *tries[] = {SHIM_FILE_NAME, "../lib/perfscope/" SHIM_FILE_NAME};
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        char beside[PATH_MAX];
+        if (path_beside_self(tries[i], beside, sizeof beside) == 0 && access(beside, R_OK) == 0 &&
+            realpath(beside, p) && strlen(p) < size) {
+            memcpy(buf, p, strlen(p) + 1);
+            return 0;
+        }
+    }
+    return -2;
+}
+
 long long file_mtime_ns(const char *path)
 {
     struct stat st;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# t_machine: the machine check the shim and the matrix share (format/machine.c), built as the
+# tools build it, over a fake /proc (machine_check_in): a process in state R counts as busy;
+# kernel threads in state R never do (kthreadd, pid 2; its children; any with PF_KTHREAD in
+# stat's flags, whatever its parent); nor do this process and its ancestors (the runner); a
+# sleeping process never does. Then the real /proc: no kernel thread among the busy.
+set -u
+. "$ROOT/tests/lib.sh"
+pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
+W=$PWD
+gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/format" "$ROOT/tests/machine_unit.c" \
+  "$ROOT/format/machine.c" -o "$W/machine_unit" $(pkg-config --cflags --libs libcjson) \
+  || fail "cannot build tests/machine_unit.c"
+P=$W/proc
+stat_line() { # pid comm state ppid flags
+  mkdir -p "$P/$1"
+  echo "$1 ($2) $3 $4 $1 $1 0 -1 $5 100 0 0 0 10 5 0 0 20 0 1 0 1000 0 0" >"$P/$1/stat"
+}
+stat_line 1 systemd S 0 4194560
+stat_line 2 kthreadd R 0 2129984
+stat_line 15 rcu_preempt R 2 2129984
+stat_line 40 'kworker/0:1-events' R 2 69238880
+stat_line 41 'odd kthread' R 1 2097152
+stat_line 300 'busy one' R 1 4194304
+stat_line 301 sleeper S 1 4194304
+stat_line 302 'disk wait' D 1 4194304
+# this process and its parent as the check sees them: running, yet never busy
+stat_line $$ 'the runner' R $PPID 4194304
+stat_line $PPID 'its parent' R 1 4194304
+# the check walks up from the unit itself: its own entry names this shell as its parent
+out=$(bash -c 'mkdir -p '"$P"'/$$ && echo "$$ (machine_unit) R '$$' 0 0 0 -1 4194304" >'"$P"'/$$/stat && exec '"$W"'/machine_unit '"$P")
+printf '%s\n' "$out" | sed 's/^/# /'
+check "only the user process in state R is busy" [ "$(printf '%s\n' "$out" | head -1)" = "busy 1: 300 busy one;" ]
+check "the four kernel threads are counted apart" [ "$(printf '%s\n' "$out" | tail -1)" = "kernel 4" ]
+# the real /proc: every busy one it names is a user process
+real=$("$W/machine_unit" /proc)
+printf '%s\n' "$real" | sed 's/^/# real: /'
+for pid in $(printf '%s\n' "$real" | head -1 | sed 's/^busy [0-9]*://' | tr ';' '\n' | awk '{print $1}'); do
+  [ -r "/proc/$pid/stat" ] || continue
+  ppid=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $2}')
+  flags=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $7}')
+  check "real /proc: busy $pid is no kernel thread" test "$ppid" != 2 -a $((flags & 0x200000)) = 0
+done
+checks_done

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# t_tools_fdiff: `perfscope-report diff --profiles` (report/ab/fdiff.c), the function-level diff,
+# on tests/targets/fd_target.c built twice (B spends 50% more CPU in kern_ffn, in decode): 5
+# profiled runs a side name kern_ffn first, significant; 20 seeded
+# A/A trials on run folders made from one real run (tests/fdiff_check.py) stay within chance;
+# bad input is one line and exit 2. The runs are under $SHIM; the tool is $TOOLS's.
+set -u
+. "$ROOT/tests/lib.sh"
+need_shim
+need_tool perfscope-report
+command -v python3 >/dev/null || skip "python3 missing"
+W=$PWD
+gcc "${TCFLAGS[@]}" -o "$W/fd_a" "$ROOT/tests/targets/fd_target.c" || fail "cannot build fd_target"
+gcc "${TCFLAGS[@]}" -DFFN_S=0.15 -o "$W/fd_b" "$ROOT/tests/targets/fd_target.c" || fail "cannot build fd_target B"
+# interleaved, so that a machine whose load drifts meanwhile does not tell the sides apart
+for i in 1 2 3 4 5; do
+  for side in a b a2; do
+    LD_PRELOAD=$SHIM PERFSCOPE_OUT=$W/$side/r$i PERFSCOPE_HZ=997 "$W/fd_${side%2}" || fail "fd_$side run $i failed"
+  done
+done
+py_check fdiff "$ROOT/tests/fdiff_check.py" "$TOOL" "$W"
+checks_done
