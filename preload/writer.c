@@ -36,7 +36,7 @@
 #include "threads.h"
 #include "unsampled.h"
 
-#define FLUSH_MS 250
+#define FLUSH_MS 100
 /* ...or 100 ms while a ring fills fast (997 Hz): a ring holds PS_RING_SLOTS samples, and the
  * last pass took more than a quarter of that from one ring. */
 #define BUSY_MS 100
@@ -463,6 +463,18 @@ void writer_note_sample(void)
     }
 }
 
+/* When the writer's last pass began: a library loaded since is in force from then. */
+static _Atomic uint64_t last_pass_ns;
+
+/* A library loaded since the writer last looked gets its snapshot now, in force from the
+ * writer's last pass: on the way out (exit, exec; not from a signal) before the last drain, and
+ * before a dlclose unmaps it, or a burst in it between two passes would not symbolize. */
+void writer_maps_catch_up(void)
+{
+    if (files_ok && fds_may_open() && objects_changed())
+        writer_maps_snapshot(atomic_load(&last_pass_ns));
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -473,6 +485,7 @@ static void *writer_main(void *arg)
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
+    atomic_store(&last_pass_ns, last_pass);
     uint64_t records_seen = 0;
     int idle = 0;
     while (!atomic_load(&stop_requested)) {
@@ -504,6 +517,7 @@ static void *writer_main(void *arg)
             }
         }
         last_pass = now;
+        atomic_store(&last_pass_ns, now);
         if (io && !leader_is_us() && now - last_leader > 250000000ull) {
             leader_try_takeover();
             last_leader = now;

@@ -16,6 +16,8 @@ int writer_open_files(void);
 void writer_maps_snapshot(uint64_t t_ns);
 /* Drains all rings into the file now. from_signal: bounded wait, no /proc reads. */
 void writer_flush(int from_signal);
+/* A snapshot for a library loaded since the writer's last pass (exit, exec, before dlclose). */
+void writer_maps_catch_up(void);
 int writer_start(void);
 void writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
