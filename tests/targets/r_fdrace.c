@@ -42,15 +42,30 @@ static int same_file(int fd, const struct stat *want)
     return fstat(fd, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
 }
 
+/* dup2, again while it answers EBUSY (a profiler's open holding the number half-made). */
+static int retry_dup2(int from, int to)
+{
+    for (int i = 0; i < 1000; i++) {
+        int rc = dup2(from, to);
+        if (rc >= 0 || errno != EBUSY)
+            return rc;
+        sched_yield();
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     long rounds = argc > 1 ? atol(argv[1]) : 20000;
     /* 0..6 in use, 7 the lowest free number: the shim's transient opens land there. */
-    for (int fd = 3; fd < 7; fd++)
-        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != fd) {
+    int null = open("/dev/null", O_RDONLY);
+    for (int fd = 0; fd < 7; fd++)
+        if (fd != null && (fd > 2 || fcntl(fd, F_GETFD) < 0) && retry_dup2(null, fd) != fd) {
             printf("setup: cannot fill descriptor %d\n", fd);
             return 1;
         }
+    if (null > 6)
+        close(null);
     char path[] = "/tmp/r_fdrace.XXXXXX";
     int file = mkstemp(path);
     if (file < 0) {
