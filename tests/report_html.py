@@ -194,4 +194,5 @@ def main():
     finish()
 
 
-main()
+if __name__ == "__main__":
+    main()
