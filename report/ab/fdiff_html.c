@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* a change of this many pp (or more) is drawn at full colour; smaller ones paler, in proportion */
+#define FDIFF_HTML_FULL_PP 10.0
+
 /* each node's "p": the inclusive p-value of the function it is a frame of, where it has one */
 static void add_p(cJSON *node, const struct fd_set *s, const struct fd_group *g, int root)
 {
@@ -48,6 +51,7 @@ static cJSON *group_tree(const struct fd_set *s, const struct fd_group *g)
         cJSON_AddStringToObject(tree, "u", g->per_token ? "ms CPU per token" : "s CPU per s of wall");
         cJSON_AddStringToObject(tree, "du", "pp of A's total for the phase");
         cJSON_AddStringToObject(tree, "pk", "the function's inclusive CPU, over runs");
+        cJSON_AddNumberToObject(tree, "dmax", FDIFF_HTML_FULL_PP);
     }
     free(stacks);
     free(a);
@@ -107,10 +111,11 @@ char *fd_html(const struct fd_set *s, const struct fd_result *r)
     sbuf_printf(&p.b, "<p>%zu A against %zu B profiled runs. Per phase group, a differential flame graph: "
                       "B's shape (width: B's mean CPU of each call path, per token, or per second of wall "
                       "where the phase has no tokens), coloured by its change against A in percentage "
-                      "points of A's total for the phase (blue: less in B, orange: more); hover a frame for "
+                      "points of A's total for the phase (blue: less in B, orange: more; full colour at "
+                      "%.0f pp or more); hover a frame for "
                       "A, B, the change and the function's p-value. Then the functions whose self CPU "
                       "changed by %.1f pp or more (docs/diff.md).</p>\n",
-                s->n[0], s->n[1], s->floor_pp);
+                s->n[0], s->n[1], FDIFF_HTML_FULL_PP, s->floor_pp);
     for (size_t i = 0; i < r->ng; i++) {
         const struct fd_group *g = &r->g[i];
         const char *name = strpool_str(&s->pool, g->name);

@@ -74,6 +74,9 @@
     var order = Object.keys(modules).sort(function (a, b) { return modules[b] - modules[a]; });
     var colour = {};
     order.forEach(function (m, i) { colour[m] = PALETTE[i % PALETTE.length]; });
+    /* the root's "dmax" (when given): the change drawn at full colour, so that a small change
+     * stays pale however small the others are */
+    if (typeof root.dmax === 'number' && root.dmax > 0) maxd = Math.max(maxd, root.dmax);
     return { maxDepth: maxDepth, colour: colour, modules: order, diff: diff, maxd: maxd };
   }
 
