@@ -32,7 +32,7 @@ for i in range(4):
     tot = [a + b for a, b in zip(tot, c)]
 info("under the shim: %d rounds, dup2 EBUSY %d, descriptor closed/replaced %d, open() number moved %d, other %d"
      % tuple(tot))
-# A bound, not 0: a dup2 landing between the shim's identity check and its close still loses
+# A bound, not 0: the race is narrowed, not closed, and can still lose
 # the target's descriptor (docs/shim.md); measured before the fix about 1 round in 65 (186 of 12000), after it
 # 0 to 33 in 12000 (1 in 360 at worst). Not the check-to-close window: with the close left out
 # entirely the count is the same, so some other shim path still closes a low number.
