@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -101,7 +102,15 @@ int clock_move_fd_high(int fd)
     int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
     if (high < 0)
         return fd;
-    ps_real_close(fd);
+    /* Between our open() and now a target thread may have dup2()ed its own file onto this low
+     * number (that closed ours): the number is the target's then, and closing it would close
+     * the target's descriptor. Closed only while it is still our file (same inode, our
+     * close-on-exec flag). A dup2 landing between this check and the close is still possible
+     * (two system calls wide); see docs/shim.md. */
+    struct stat a, b;
+    if (fstat(fd, &a) == 0 && fstat(high, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+        a.st_rdev == b.st_rdev && (fcntl(fd, F_GETFD) & FD_CLOEXEC))
+        ps_real_close(fd);
     return high;
 }
 
