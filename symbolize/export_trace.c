@@ -1,14 +1,17 @@
 /* export_trace.c: OUT/trace.json, Chrome trace events (the Perfetto UI and chrome://tracing
  * load it): process names (the image that ran, after exec) and thread names; each thread's
  * samples as complete ("X") slices on its own track, one per run of consecutive samples with
- * the same leaf function (named by it; args: samples, the stack outermost first, truncated);
- * the phases as complete ("X") spans on the leader
+ * the same leaf function (named by it; "sf": its stack's innermost frame in the top-level
+ * "stackFrames" dictionary, which holds each call tree node the slices reach once; args:
+ * samples, truncated); the phases as complete ("X") spans on the leader
  * process, on "phases" tracks laid out so that spans on one track always nest; power (W, from
  * RAPL energy deltas and NVML) and memory (MiB: the run's RssAnon, per process, GPU memory) as
  * counter ("C") tracks from counters.jsonl. Timestamps are microseconds since the run's t0.
  *
- * Events are printed one at a time with cJSON, so memory stays flat however long the run. It
- * must never write other than through outfile.c, and never let a bad counters line stop it. */
+ * Events are printed one at a time (cJSON, or fprintf with names cJSON escaped once for the
+ * sample slices, of which there can be one a sample), so memory stays flat however long the run:
+ * what it keeps grows with call tree nodes and functions, never with samples. It must never
+ * write other than through outfile.c, and never let a bad counters line stop it. */
 #include "tables.h"
 #include "replay.h"
 #include "runfolder.h"
@@ -52,7 +55,8 @@ struct trace {
         uint32_t leaf, node;
     } *runs;
     int samples_complete;
-    uint64_t *frame0;       /* per call tree node: the id of its innermost stack frame */
+    uint32_t *frame0;       /* per call tree node: the id of its innermost stack frame */
+    uint32_t *leaf;         /* per node: its innermost function (one load a sample, not three) */
     unsigned char *used;    /* per node: a slice's stack holds it (written to stackFrames) */
     char **fname;           /* per function: its name as a JSON string, once printed */
 };
@@ -168,13 +172,17 @@ static int frame_ids(struct trace *t)
 {
     const struct profile *p = t->p;
     t->frame0 = calloc(p->nnodes ? p->nnodes : 1, sizeof *t->frame0);
+    t->leaf = calloc(p->nnodes ? p->nnodes : 1, sizeof *t->leaf);
     t->used = calloc(p->nnodes ? p->nnodes : 1, 1);
     t->fname = calloc(p->st.nfuncs ? p->st.nfuncs : 1, sizeof *t->fname);
-    if (!t->frame0 || !t->used || !t->fname)
+    if (!t->frame0 || !t->leaf || !t->used || !t->fname)
         return -1;
     uint64_t next = 1;
     for (size_t nd = 1; nd < p->nnodes; nd++) {
-        t->frame0[nd] = next;
+        if (next > UINT32_MAX)
+            return -1;
+        t->frame0[nd] = (uint32_t)next;
+        t->leaf[nd] = symtab_leaf_func(&p->st, p->nodes[nd].loc);
         next += p->st.locs[p->nodes[nd].loc].nlines;
     }
     return 0;
@@ -230,7 +238,7 @@ static int sample_slice(void *arg, const struct replay_sample *s)
     struct trace *t = arg;
     const struct profile *p = t->p;
     struct run *r = &t->runs[s->thread];
-    uint32_t leaf = symtab_leaf_func(&p->st, p->nodes[s->node].loc);
+    uint32_t leaf = s->node ? t->leaf[s->node] : symtab_leaf_func(&p->st, p->nodes[0].loc);
     uint64_t gap = (uint64_t)(prof_thread_period(p, s->thread) * 1e9 * RUN_GAP_PERIODS);
     if (r->count && (leaf != r->leaf || s->time_ns < r->last_ns || s->time_ns - r->last_ns > gap)) {
         emit_run(t, s->thread, r, s->time_ns >= r->last_ns ? s->time_ns : 0);
@@ -521,6 +529,7 @@ int export_trace(const struct profile *p, char *err, size_t errlen)
         free(t->fname[i]);
     free(t->fname);
     free(t->frame0);
+    free(t->leaf);
     free(t->used);
     free(t);
     return rc;

@@ -38,15 +38,18 @@ static int write_outputs(const struct profile *p, int top, char *err, size_t err
         {.fn = export_folded, .p = p}, {.fn = export_pprof, .p = p},
         {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p},
     };
+    /* The two that replay the samples (trace.json, then profile.pb.gz) on their own threads,
+     * the other two here: the longest job is alone on its thread. */
+    static const int threaded[2] = {3, 1};
     pthread_t th[2];
-    int started[2] = {0, 0};
+    int started[4] = {0, 0, 0, 0};
     for (int i = 0; i < 2; i++)
-        started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
+        started[threaded[i]] = pthread_create(&th[i], NULL, run_job, &jobs[threaded[i]]) == 0;
     for (int i = 0; i < 4; i++)
-        if (i >= 2 || !started[i])
-            run_job(&jobs[i]); /* in this thread: the last two, and any that could not start */
+        if (!started[i])
+            run_job(&jobs[i]); /* in this thread: folded and tables, and any that could not start */
     for (int i = 0; i < 2; i++)
-        if (started[i])
+        if (started[threaded[i]])
             pthread_join(th[i], NULL);
     for (int i = 0; i < 4; i++)
         if (jobs[i].rc != 0) {
