@@ -158,7 +158,7 @@ for e in sl:
     tracks[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
     st = trace_stack(tr, e)
     check(st and st[-1] == e["name"],
-          "trace.json: slice %r is not named by its stack's leaf %r" % (e["name"], st[-1:]))
+          "trace.json: slice %r is not named by its stack's leaf %r (sf %r)" % (e["name"], (st or [])[-1:], e.get("sf")))
 info("trace.json: %d sample slices on %d tracks; samples per thread %s, records %s"
      % (len(sl), len(tracks), dict(got), dict(per_thread)))
 check(got == per_thread, "trace.json: sample slices per (pid, tid) %s, the sample files hold %s"
@@ -260,7 +260,7 @@ sl = [e for e in tr["traceEvents"] if e.get("cat") == "sample"]
 check(sum(e["args"]["samples"] for e in sl if e["args"].get("truncated")) == cut,
       "trace.json: truncated slices hold %d samples, %d records are cut"
       % (sum(e["args"]["samples"] for e in sl if e["args"].get("truncated")), cut))
-check(all(trace_stack(tr, e)[:1] == ["[truncated]"] for e in sl if e["args"].get("truncated")),
+check(all((trace_stack(tr, e) or [])[:1] == ["[truncated]"] for e in sl if e["args"].get("truncated")),
       "trace.json: a truncated slice's stack does not start with [truncated]")
 if go:
     traces = pprof("-traces", os.path.abspath("deep/profile.pb.gz"))
