@@ -59,6 +59,8 @@ struct trace {
     uint32_t *leaf;         /* per node: its innermost function (one load a sample, not three) */
     unsigned char *used;    /* per node: a slice's stack holds it (written to stackFrames) */
     char **fname;           /* per function: its name as a JSON string, once printed */
+    size_t *fname_len;
+    char *slice;            /* SLICE_MAX bytes: one sample slice's text */
 };
 
 static double us_of(const struct trace *t, uint64_t ns)
@@ -136,33 +138,65 @@ static void names(struct trace *t)
 
 /* A function's name as a JSON string (quotes included), printed by cJSON once per function and
  * kept: a slice costs one lookup, not one escape, however many slices name it. */
-static const char *func_json(struct trace *t, uint32_t func)
+static const char *func_json(struct trace *t, uint32_t func, size_t *len)
 {
-    if (t->fname[func])
-        return t->fname[func];
-    const struct symtab *st = &t->p->st;
-    char buf[8192];
-    cJSON *s = cJSON_CreateString(utf8_clean(symtab_str(st, st->funcs[func].name), buf, sizeof buf));
-    t->fname[func] = s ? cJSON_PrintUnformatted(s) : NULL;
-    cJSON_Delete(s);
-    if (!t->fname[func])
-        t->oom = 1;
-    return t->fname[func] ? t->fname[func] : "\"?\"";
+    if (!t->fname[func]) {
+        const struct symtab *st = &t->p->st;
+        char buf[8192];
+        cJSON *s = cJSON_CreateString(utf8_clean(symtab_str(st, st->funcs[func].name), buf, sizeof buf));
+        t->fname[func] = s ? cJSON_PrintUnformatted(s) : NULL;
+        cJSON_Delete(s);
+        if (!t->fname[func]) {
+            t->oom = 1;
+            *len = 3;
+            return "\"?\"";
+        }
+        t->fname_len[func] = strlen(t->fname[func]);
+    }
+    *len = t->fname_len[func];
+    return t->fname[func];
+}
+
+/* A slice's text is put together in a buffer and written with one fwrite: the appenders below
+ * never write past SLICE_MAX (the name is at most 6 x 8192 bytes escaped, the rest < 300). */
+#define SLICE_MAX (6 * 8192 + 512)
+
+static char *put_str(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+#define PUT_LIT(o, lit) put_str(o, lit, sizeof lit - 1)
+
+static char *put_u64(char *o, uint64_t v)
+{
+    char d[20];
+    size_t n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *o++ = d[--n];
+    return o;
 }
 
 /* Nanoseconds as JSON microseconds, exactly (three decimals at most, trailing zeros cut). */
-static void put_us(FILE *f, int64_t ns)
+static char *put_us(char *o, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
     unsigned frac = (unsigned)(a % 1000);
-    fprintf(f, "%s%llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000));
+    if (ns < 0)
+        *o++ = '-';
+    o = put_u64(o, a / 1000);
     if (frac) {
-        char d[5];
-        snprintf(d, sizeof d, ".%03u", frac);
-        for (size_t n = strlen(d); d[n - 1] == '0'; n--)
-            d[n - 1] = 0;
-        fputs(d, f);
+        *o++ = '.';
+        for (unsigned div = 100; frac; div /= 10) {
+            *o++ = (char)('0' + frac / div);
+            frac %= div;
+        }
     }
+    return o;
 }
 
 /* The stack frame ids: node nd's inline chain (innermost first) is frames frame0[nd] ..
@@ -175,7 +209,9 @@ static int frame_ids(struct trace *t)
     t->leaf = calloc(p->nnodes ? p->nnodes : 1, sizeof *t->leaf);
     t->used = calloc(p->nnodes ? p->nnodes : 1, 1);
     t->fname = calloc(p->st.nfuncs ? p->st.nfuncs : 1, sizeof *t->fname);
-    if (!t->frame0 || !t->leaf || !t->used || !t->fname)
+    t->fname_len = calloc(p->st.nfuncs ? p->st.nfuncs : 1, sizeof *t->fname_len);
+    t->slice = malloc(SLICE_MAX);
+    if (!t->frame0 || !t->leaf || !t->used || !t->fname || !t->fname_len || !t->slice)
         return -1;
     uint64_t next = 1;
     for (size_t nd = 1; nd < p->nnodes; nd++) {
@@ -221,16 +257,32 @@ static void emit_run(struct trace *t, uint32_t th, const struct run *r, uint64_t
     if (next_ns && next_ns <= end) /* 1 ns short of it: microseconds in a double never overlap */
         end = next_ns > r->first_ns + 1 ? next_ns - 1 : r->first_ns;
     int cut = mark_stack(t, r->node);
-    FILE *f = t->of.f;
-    fputs(t->events++ ? ",\n{\"name\":" : "\n{\"name\":", f);
-    fputs(func_json(t, r->leaf), f);
-    fprintf(f, ",\"ph\":\"X\",\"pid\":%ld,\"tid\":%ld,\"cat\":\"sample\",\"ts\":",
-            p->img[p->thr[th].image].pid, (long)p->thr[th].tid);
-    put_us(f, (int64_t)(r->first_ns - t->base_ns));
-    fputs(",\"dur\":", f);
-    put_us(f, (int64_t)(end - r->first_ns));
-    fprintf(f, ",\"sf\":%llu,\"args\":{\"samples\":%llu%s}}", (unsigned long long)t->frame0[r->node],
-            (unsigned long long)r->count, cut ? ",\"truncated\":true" : "");
+    char *o = t->slice;
+    if (t->events++)
+        *o++ = ',';
+    o = PUT_LIT(o, "\n{\"name\":");
+    size_t nlen;
+    const char *name = func_json(t, r->leaf, &nlen);
+    o = put_str(o, name, nlen);
+    o = PUT_LIT(o, ",\"ph\":\"X\",\"pid\":");
+    long pid = p->img[p->thr[th].image].pid;
+    if (pid < 0)
+        *o++ = '-';
+    o = put_u64(o, pid < 0 ? (uint64_t)0 - (uint64_t)pid : (uint64_t)pid);
+    o = PUT_LIT(o, ",\"tid\":");
+    o = put_u64(o, p->thr[th].tid);
+    o = PUT_LIT(o, ",\"cat\":\"sample\",\"ts\":");
+    o = put_us(o, (int64_t)(r->first_ns - t->base_ns));
+    o = PUT_LIT(o, ",\"dur\":");
+    o = put_us(o, (int64_t)(end - r->first_ns));
+    o = PUT_LIT(o, ",\"sf\":");
+    o = put_u64(o, t->frame0[r->node]);
+    o = PUT_LIT(o, ",\"args\":{\"samples\":");
+    o = put_u64(o, r->count);
+    if (cut)
+        o = PUT_LIT(o, ",\"truncated\":true");
+    o = PUT_LIT(o, "}}");
+    fwrite(t->slice, 1, (size_t)(o - t->slice), t->of.f);
 }
 
 static int sample_slice(void *arg, const struct replay_sample *s)
@@ -304,8 +356,10 @@ static void stack_frames(struct trace *t)
                 parent = id + 1;
             else if (p->nodes[nd].parent)
                 parent = t->frame0[p->nodes[nd].parent];
-            fprintf(f, "%s\n\"%llu\":{\"name\":%s,\"category\":%s", first ? "" : ",", id,
-                    func_json(t, st->lines[l->first + j].func), mname[l->module]);
+            size_t nlen;
+            const char *name = func_json(t, st->lines[l->first + j].func, &nlen);
+            fprintf(f, "%s\n\"%llu\":{\"name\":%s,\"category\":%s", first ? "" : ",", id, name,
+                    mname[l->module]);
             if (parent)
                 fprintf(f, ",\"parent\":\"%llu\"", parent);
             fputc('}', f);
@@ -528,6 +582,8 @@ int export_trace(const struct profile *p, char *err, size_t errlen)
     for (size_t i = 0; t->fname && i < p->st.nfuncs; i++)
         free(t->fname[i]);
     free(t->fname);
+    free(t->fname_len);
+    free(t->slice);
     free(t->frame0);
     free(t->leaf);
     free(t->used);
