@@ -26,6 +26,10 @@ SYM_HDR      := $(wildcard symbolize/*.h include/*.h format/*.h)
 REPORT_HDR   := $(wildcard report/*.h report/*/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
+# The shim for container images (docs/containers.md): the same objects linked again with
+# RPATH $ORIGIN (DT_RPATH, not RUNPATH: it must also reach libunwind's own liblzma), its
+# non-glibc libraries copied beside it, and glibc-floor, the oldest glibc it needs.
+CSHIM    := $(BUILD)/container/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a
 TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
             $(if $(REPORT_SRC),$(BUILD)/perfscope-report) \
@@ -33,7 +37,7 @@ TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
 EXAMPLES := $(if $(wildcard examples/toy_engine.c),$(BUILD)/toy-engine)
 
 .PHONY: all deps test test-asan bench demo clean fuzz tools install uninstall
-all: $(SHIM) $(TOOLS) $(EXAMPLES)
+all: $(SHIM) $(CSHIM) $(TOOLS) $(EXAMPLES)
 
 deps:
 	@scripts/deps.sh
@@ -50,6 +54,14 @@ $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
 	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs
 
+$(CSHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) scripts/container-shim.sh | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
+	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
+	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs \
+	  -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
+	scripts/container-shim.sh $(dir $@)
+
 $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(call PKG,libdw libcjson zlib) -c -o $@ $<
@@ -63,6 +75,16 @@ $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard symbolize/*.c)): override CFLAGS += -
 # folder and the shared helpers (report/util/) by their bare names, as they do format/'s.
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): $(REPORT_HDR)
 $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRC)): override CFLAGS += -Isymbolize -Ireport -Ireport/util
+
+# report.html's CSS and JavaScript, built into the report as C arrays (scripts/embed.sh: od, sed).
+HTML_GEN    := $(BUILD)/gen/html_assets.inc
+HTML_ASSETS := report/html/report.css report/html/flame.js report/html/charts.js
+$(HTML_GEN): $(HTML_ASSETS) scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $@ html_report_css report/html/report.css html_flame_js report/html/flame.js \
+	  html_charts_js report/html/charts.js
+$(BUILD)/obj/report/html/assets.o: $(HTML_GEN)
+$(BUILD)/obj/report/html/assets.o: override CFLAGS += -I$(BUILD)/gen
 
 $(SYMLIB): $(patsubst %.c,$(BUILD)/obj/%.o,$(SYMLIB_SRC))
 	@rm -f $@
@@ -116,7 +138,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 INSTALL_VARS = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" BUILD="$(BUILD)"
 
-install: $(SHIM) $(TOOLS)
+install: $(SHIM) $(CSHIM) $(TOOLS)
 	@$(INSTALL_VARS) scripts/install.sh install
 
 uninstall:
@@ -139,6 +161,7 @@ uninstall:
 #   runjson cases noise profile  run.json (the judgement, diff), cases, noise and null matrix
 #                                files, profile.json as the report reads it
 #   unsampled                    unsampled.jsonl (format/unsampledfile.c)
+#   flame                        flame.json as report.html reads it (report/html/flametree.c)
 # The harnesses link the tools' own sources (FUZZ_SRC, built once with the sanitizers into
 # $(BUILD)/fuzz/libreaders.a); a harness that needs more (shim code) names it in FUZZ_EXTRA_<reader>.
 #
@@ -148,14 +171,14 @@ uninstall:
 FUZZ_SECONDS ?= 10
 FUZZ_CC      ?= clang
 FUZZ_READERS := samples maps phases perfmap meta counters procs runlog llamabench runjson cases \
-                noise profile unsampled \
+                noise profile unsampled flame \
                 $(and $(wildcard preload/markerline.c),$(wildcard tests/fuzz/fuzz_markerline.c),markerline)
 FUZZ_EXTRA_markerline := preload/markerline.c
 FUZZ_SRC     := $(SYMLIB_SRC) $(filter-out report/main.c,$(REPORT_SRC))
 FUZZ_LIB     := $(BUILD)/fuzz/libreaders.a
 FUZZ_BINS    := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_READERS))
 FUZZ_FLAGS    = -std=gnu11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer -fno-sanitize-recover=all \
-                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util
+                $(call PKG,libcjson libdw) -Iinclude -Iformat -Isymbolize -Ireport -Ireport/util -I$(BUILD)/gen
 
 $(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -166,6 +189,8 @@ $(BUILD)/fuzz/.clang-ok: | $(BUILD)/.deps-ok
 $(BUILD)/fuzz/obj/%.o: %.c $(SYM_HDR) $(REPORT_HDR) | $(BUILD)/fuzz/.clang-ok
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+$(BUILD)/fuzz/obj/report/html/assets.o: $(HTML_GEN)
 
 $(FUZZ_LIB): $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
 	@rm -f $@

@@ -32,6 +32,10 @@ def configs(have_gperf):
             for unwind in ("libunwind", "fp"):
                 c.append({"kind": "ps", "hz": hz, "clock": clock, "unwind": unwind,
                           "delivery": "ring"})
+    # the shim's own threads without the counter reads (a user setting, PERFSCOPE_COUNTER_MS)
+    c.append({"kind": "ps", "hz": 199, "clock": "timer", "unwind": "libunwind", "delivery": "ring",
+              "env": {"PERFSCOPE_COUNTER_MS": "0"},
+              "name": "perfscope 199 Hz timer libunwind ring, counters off"})
     for d in ("refresh", "sigtrap"):
         c.append({"kind": "ps", "hz": 997, "clock": "perf", "unwind": "libunwind", "delivery": d})
     if have_gperf:
@@ -85,6 +89,7 @@ def with_env(cfg, args, work):
         env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work,
                     "PERFSCOPE_HZ": str(cfg["hz"]), "PERFSCOPE_CLOCK": cfg["clock"],
                     "PERFSCOPE_UNWIND": cfg["unwind"], "PERFSCOPE_PERF_DELIVERY": cfg["delivery"]})
+        env.update(cfg.get("env", {}))
     elif cfg["kind"] == "gperf":
         env.update({"LD_PRELOAD": args.libprofiler, "CPUPROFILE": os.path.join(work, "prof"),
                     "CPUPROFILE_FREQUENCY": str(cfg["hz"])})

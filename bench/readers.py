@@ -44,7 +44,9 @@ def perfscope_samples(out_dir):
     s = meta.get("sampling", {})
     return {"distinct": len(seen), "records": records, "dropped": dropped,
             "clock": s.get("clock", "?"), "delivery": s.get("perf_delivery", ""),
-            "hz_delivered": s.get("hz_delivered"), "sampled_cpu_s": s.get("sampled_cpu_s")}
+            "hz_delivered": s.get("hz_delivered"), "sampled_cpu_s": s.get("sampled_cpu_s"),
+            "shim_threads_cpu_s": s.get("shim_threads_cpu_s"),
+            "shim_threads_wakeups": s.get("shim_threads_wakeups")}
 
 
 def gperftools_samples(path):

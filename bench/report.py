@@ -75,6 +75,12 @@ def summarize(cfg, pairs):
                                if p["samples"].get("hz_delivered")])
     row["cost_us"] = _stat([(p["with"]["cpu"] - p["without"]["cpu"]) / p["samples"]["distinct"]
                             * 1e6 for p in sm])
+    row["writer_us"] = _stat([p["samples"]["shim_threads_cpu_s"] / p["samples"]["distinct"] * 1e6 for p in sm
+                              if p["samples"].get("shim_threads_cpu_s") is not None])
+    row["shim_pct"] = _stat([p["samples"]["shim_threads_cpu_s"] / p["with"]["wall"] for p in sm
+                             if p["samples"].get("shim_threads_cpu_s") is not None])
+    row["wakeups_s"] = _stat([p["samples"]["shim_threads_wakeups"] / p["with"]["wall"] for p in sm
+                              if p["samples"].get("shim_threads_wakeups") is not None])
     row["clocks"] = sorted({p["samples"].get("clock", "") for p in sm if p["samples"].get("clock")})
     row["dropped"] = sum(p["samples"]["dropped"] for p in sm)
     own = [p["samples"]["own_count"] == p["samples"]["distinct"] for p in sm if "own_count" in p["samples"]]
@@ -119,17 +125,20 @@ def _split(rows, fixed):
     """Where each sampling configuration's cost goes: fixed (HZ=0) vs per sample, user vs sys;
     and the yield seen three ways (profiled run's CPU, unprofiled run's CPU, the shim's meta)."""
     out = ["| config | extra CPU ms | of which sys ms | us / sample beyond the fixed cost | user us / sample "
-           "| sys us / sample | yield vs CPU without | meta hz_delivered / asked |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| sys us / sample | shim threads us / sample | shim threads % of a core | shim wakeups / s | yield vs CPU without | meta hz_delivered / asked |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     f = fixed["d_cpu"][0] if fixed else 0.0
     for r in rows:
         if not r["samples"]:
             continue
         n = r["samples"][0]
-        out.append("| %s | %.1f | %.1f | %s | %.1f | %.1f | %s | %s |" % (
+        out.append("| %s | %.1f | %.1f | %s | %.1f | %.1f | %s | %s | %s | %s | %s |" % (
             r["cfg"]["name"], r["d_cpu"][0] * 1e3, r["d_sys"][0] * 1e3,
             "%.1f" % ((r["d_cpu"][0] - f) / n * 1e6) if r["cfg"]["kind"] == "ps" else "-",
             r["d_user"][0] / n * 1e6, r["d_sys"][0] / n * 1e6,
+            "%.1f" % r["writer_us"][0] if r.get("writer_us") else "-",
+            "%.3f%%" % (r["shim_pct"][0] * 100) if r.get("shim_pct") else "-",
+            "%.1f" % r["wakeups_s"][0] if r.get("wakeups_s") else "-",
             "%.1f%%" % (r["yield_base"][0] * 100),
             "%.1f%%" % (r["self_yield"][0] * 100) if r["self_yield"] else "-"))
     return out
@@ -247,6 +256,17 @@ def _reading(rows, m):
                 (r["cpu"][2] - 1) * 100, wov * 100, _verdict(ov <= lim),
                 "" if ov <= lim else " by %.2f points" % ((ov - lim) * 100),
                 " (within the noise floor)" if noise is not None and abs(ov) <= noise else ""))
+    for r in [x for x in rows if x["cfg"]["kind"] == "ps" and x["cfg"].get("hz") == 199 and
+              x["cfg"].get("clock") == "timer" and x["cfg"].get("unwind") == "libunwind" and x["ok"]]:
+        if not r.get("shim_pct"):
+            continue
+        L.append("- the shim's own threads at 199 Hz with 2 busy threads (what auto picks) at most 0.2%% of one "
+                 "core, %s: %.3f%% [%.3f-%.3f] (meta.json shim_threads_cpu_s / wall), %.1f wakeups a "
+                 "second -> %s" % (
+                     "counter reads off" if r["cfg"].get("env") else "counter reads every 100 ms included",
+                     r["shim_pct"][0] * 100, r["shim_pct"][1] * 100, r["shim_pct"][2] * 100,
+                     r["wakeups_s"][0] if r.get("wakeups_s") else float("nan"),
+                     _verdict(r["shim_pct"][0] <= 0.002)))
     for r in rows:
         c = r["cfg"]
         g = _find(rows, kind="gperf", hz=c.get("hz"))

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # bench/run.sh: `make bench`. Builds the fixed-work target into build/bench/, finds (or, as
 # root, installs) gperftools' libprofiler, then runs bench/analyze.py, which runs the
-# alternating with/without pairs and writes bench/RESULTS.md, and last bench/symbolize.sh, which
-# adds the symbolizer's speed and peak memory to it as a section of its own. It reports; it
+# alternating with/without pairs and writes bench/RESULTS.md, then bench/pool.py (the thread-pool
+# target against gperftools and perf record, fork+exec per process, the cost per sample taken
+# apart by bench/sample_cost.c), then bench/symbolize.sh, which adds the symbolizer's speed and
+# peak memory to it as a section of its own, and last bench/html.sh, which prints report.html's
+# size and opening time at 100k samples. It reports; it
 # never fails on figures: exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
-# this many seconds, default 500), BENCH_ITERS (target iterations per thread); SYMBOLIZE_N
+# this many seconds, default 500), BENCH_ITERS (target iterations per thread); BENCH_POOL_N
+# (thread-pool pairs per configuration, default 6; BENCH_POOL_BUDGET_S, default 300, stops
+# starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
+# BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -13,6 +19,10 @@ BUILD=${BUILD:-build}
 mkdir -p "$BUILD/bench"
 gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror \
   -o "$BUILD/bench/target" bench/target.c || { echo "bench: cannot build the target"; exit 1; }
+gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror \
+  -o "$BUILD/bench/threadpool" bench/threadpool.c || { echo "bench: cannot build the thread pool"; exit 1; }
+gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror \
+  -o "$BUILD/bench/sample_cost" bench/sample_cost.c -lunwind || { echo "bench: cannot build sample_cost"; exit 1; }
 
 LIBPROFILER=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
 if [ ! -e "$LIBPROFILER" ]; then
@@ -29,8 +39,17 @@ python3 bench/analyze.py --target "$BUILD/bench/target" --shim "$BUILD/libperfsc
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
   --n "${BENCH_N:-5}" --budget "${BENCH_BUDGET_S:-500}" ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
 rc=$?
+# After analyze.py, which writes RESULTS.md whole: the thread pool, fork+exec and the cost per
+# sample taken apart, each a section of its own.
+python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfscope.so" \
+  --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
+  --n "${BENCH_POOL_N:-6}" --budget "${BENCH_POOL_BUDGET_S:-300}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
+  --cost-rounds "${BENCH_COST_ROUNDS:-9}"
+[ $? -ne 0 ] && rc=1
 # After analyze.py, which writes RESULTS.md whole: this adds its section to that file.
 BUILD=$BUILD SYMBOLIZE_OUT=bench/RESULTS.md bench/symbolize.sh
 src=$?
+# report.html's size and opening time at 100k samples: printed, not a result of the file.
+BUILD=$BUILD bench/html.sh
 [ $rc -ne 0 ] && exit $rc
 exit $src

@@ -23,9 +23,14 @@
 #define RUN_FOLDED "stacks.folded"
 #define RUN_PPROF "profile.pb.gz"
 #define RUN_TRACE "trace.json"
+#define RUN_FLAME "flame.json"     /* the call trees report.html draws */
+#define RUN_REPORT_HTML "report.html"
 #define RUN_JSON "run.json"
 #define RUN_REPORT_MD "report.md"
 #define RUN_LAUNCHER "launcher.json" /* perfscope record: what only the parent knows */
+#define RUN_CONTAINER "container.json" /* a container target: what the host saw of it */
+#define RUN_HOSTPIDS "container.pids" /* "<pid> <host pid>" lines, kept by perfscope on the host */
+#define RUN_SYMFS "symfs"             /* a container's mapped files, copied out after it stopped */
 /* What the matrix runner keeps of an arm's own output. */
 #define RUN_TARGET_STDOUT "target.stdout"
 #define RUN_TARGET_STDERR "target.stderr"

@@ -55,10 +55,31 @@ static int launcher_load(const char *dir, struct run_meta *m, char *err, size_t 
     return 0;
 }
 
+/* container.json's image name and id, when a container ran (docs/formats.md). */
+static int container_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    cJSON *doc = NULL;
+    if (runfolder_path(path, sizeof path, dir, RUN_CONTAINER, NULL, 0) != 0) {
+        reader_error(err, errlen, dir, "path too long");
+        return -1;
+    }
+    if (json_file_load(path, LAUNCHER_MAX_BYTES, 1, &doc, err, errlen) < 0)
+        return -1;
+    const char *image = doc ? string_of(doc, "container_image") : NULL;
+    const char *id = doc ? string_of(doc, "container_image_id") : NULL;
+    if (image && strlen(image) < sizeof m->container_image)
+        snprintf(m->container_image, sizeof m->container_image, "%s", image);
+    if (id && strlen(id) < sizeof m->container_image_id)
+        snprintf(m->container_image_id, sizeof m->container_image_id, "%s", id);
+    cJSON_Delete(doc);
+    return 0;
+}
+
 int runmeta_load(const char *dir, struct run_meta *m, char *err, size_t errlen)
 {
     unknown(m);
-    if (launcher_load(dir, m, err, errlen) != 0)
+    if (launcher_load(dir, m, err, errlen) != 0 || container_load(dir, m, err, errlen) != 0)
         return -1;
     char path[PATH_MAX];
     if (runfolder_path(path, sizeof path, dir, RUN_META, NULL, 0) != 0) {

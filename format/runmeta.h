@@ -32,6 +32,8 @@ struct run_meta {
     const char *status;      /* "running", "exit 0", "signal SIGSEGV", ... (into doc), or NULL */
     const char *end_unseen;  /* why the shim knew the end could pass unseen (into doc), or NULL */
     int hz;                  /* config.hz: the asked sampling rate, -1 unknown */
+    char container_image[256];    /* container.json's image name and id ("" without one) */
+    char container_image_id[160];
     char launcher_status[48]; /* launcher.json's status as wait4 saw it ("exit 5", "signal
                               * SIGINT"), "" without launcher.json or a status of that form */
 };

@@ -1,5 +1,6 @@
 /* runprocs.c: procs.jsonl's processes and the images the shim did not load in (runprocs.h). It
- * must never parse a line by hand (procline.c does) and never keep more than a word per pid. */
+ * must never parse a line by hand (procline.c does) and never keep more than a word per pid
+ * (beyond the spans of the first RUN_PROCS_SPANS processes). */
 #include "runprocs.h"
 #include "hmap.h"
 #include "jsonl.h"
@@ -16,11 +17,38 @@
 #include <sys/stat.h>
 
 struct reading {
+    struct run_procs *p;
     struct hmap last;         /* pid -> (line number << 2) | 1 start, 2 exec, 3 exit */
     size_t noproc;            /* objects that are no process line */
     int oom;
     struct run_sampling sampling;
 };
+
+/* The span of pl's process: its first start, its exit, its latest image's name. */
+static void span_note(struct run_procs *p, const cJSON *o, const struct proc_line *pl)
+{
+    size_t i = 0;
+    while (i < p->nspans && p->span[i].pid != pl->pid)
+        i++;
+    if (i == p->nspans) {
+        if (p->nspans == RUN_PROCS_SPANS)
+            return;
+        memset(&p->span[i], 0, sizeof p->span[i]);
+        p->span[i].pid = pl->pid;
+        p->nspans++;
+    }
+    struct run_proc_span *s = &p->span[i];
+    unsigned long long t = 0;
+    int have_t = json_u64(o, "t_ns", &t) == 0;
+    if (pl->event == PROC_START && have_t && !s->start_ns)
+        s->start_ns = t;
+    if (pl->event == PROC_EXIT && have_t)
+        s->end_ns = t;
+    if (pl->exe && pl->event != PROC_EXIT) {
+        const char *b = strrchr(pl->exe, '/');
+        snprintf(s->exe, sizeof s->exe, "%s", b ? b + 1 : pl->exe);
+    }
+}
 
 static int take(cJSON *o, size_t lineno, void *arg)
 {
@@ -48,6 +76,7 @@ static int take(cJSON *o, size_t lineno, void *arg)
         return 1;
     }
     *v = ((uint64_t)lineno << 2) | (pl.event == PROC_START ? 1u : pl.event == PROC_EXEC ? 2u : 3u);
+    span_note(r->p, o, &pl);
     return 0;
 }
 
@@ -81,7 +110,7 @@ int run_procs_load(const char *dir, struct run_procs *p, char *err, size_t errle
         return -1;
     if (stat(path, &st) != 0 && errno == ENOENT)
         return 0;
-    struct reading r = {.noproc = 0, .oom = 0};
+    struct reading r = {.p = p, .noproc = 0, .oom = 0};
     hmap_init(&r.last, 1);
     struct jsonl_stats js;
     int rc = jsonl_foreach(path, take, &r, &js, err, errlen);

@@ -4,13 +4,24 @@
  * executable, an environment without LD_PRELOAD) and no exit line (an exec that failed carries
  * on and ends in the old image) is such an image: what it did is not in the run, and its end
  * was never recorded. Lines are read by procline.c; a line that is no process line is counted
- * and skipped, never fatal. */
+ * and skipped, never fatal. The first RUN_PROCS_SPANS processes also keep their start and exit
+ * times and executable's basename, for report.html's timeline. */
 #ifndef PERFSCOPE_RUNPROCS_H
 #define PERFSCOPE_RUNPROCS_H
 
 #include <stddef.h>
 
 #include "runmeta.h"
+
+#define RUN_PROCS_SPANS 256
+
+/* A process's life as procs.jsonl says it: start_ns its first start line (0 unknown), end_ns
+ * its exit line (0: none, it ran to the run's end); exe the basename of its latest image. */
+struct run_proc_span {
+    long pid;
+    unsigned long long start_ns, end_ns;
+    char exe[64];
+};
 
 struct run_procs {
     int present;              /* procs.jsonl exists */
@@ -19,6 +30,8 @@ struct run_procs {
                                * their exec lines */
     size_t nunloaded;
     size_t bad;               /* lines that are no process line */
+    struct run_proc_span span[RUN_PROCS_SPANS];
+    size_t nspans;            /* the first RUN_PROCS_SPANS pids seen */
     /* The run's sampling, summed over every exit and exec line with figures (each image's
      * own): images counted, samples, distinct samples (signals), the CPU seconds they sample
      * (the clock's base: user with the perf clock, user+sys with the tick timer), the shim's

@@ -541,6 +541,13 @@ PS_API int dlclose(void *handle)
 {
     PS_RESOLVE(dlclose);
     ps_guard_enter();
+    /* A library loaded since the writer's last pass is still mapped: recorded before it goes. */
+    if (ps_active && getpid() == ps_pid && ps_cfg.hz > 0) {
+        struct ps_xfsz x;
+        ps_xfsz_hold(&x);
+        writer_maps_catch_up();
+        ps_xfsz_release(&x);
+    }
     int rc = real_dlclose(handle);
     int saved = errno;
     /* In force from after the call: the library's code ran until it returned. */

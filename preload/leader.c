@@ -38,6 +38,8 @@
 
 static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
 static int inotify_fd = -1;
+static int markers_watched; /* an inotify watch on the markers file is in place */
+static _Atomic uint64_t watcher_passes;
 static _Atomic int is_leader; /* whether this process is the run's leader now */
 static int owns_meta; /* this process started the run: it writes meta.json's status at exit */
 
@@ -182,6 +184,8 @@ static void watch_markers(void)
     }
     if (inotify_add_watch(inotify_fd, ps_cfg.markers, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB) < 0)
         ps_log("cannot watch %s: %s; markers polled", ps_cfg.markers, strerror(errno));
+    else
+        markers_watched = 1;
 }
 
 static void write_counters_line(void)
@@ -235,7 +239,10 @@ static void *watcher_main(void *arg)
     }
     uint64_t next_counters = ps_now_ns();
     while (!atomic_load(&watcher_stop)) {
-        int timeout = 250;
+        /* Nothing to wait for but the markers file: inotify wakes us when it changes (a
+         * second's timeout is the backstop); without a watch on it (the file does not exist
+         * yet) it is read every 250 ms. The counters' own period, a user setting, comes on top. */
+        int timeout = ps_cfg.markers[0] && !markers_watched ? 250 : 1000;
         int io = fds_io_enter();
         if (ps_cfg.counter_ms > 0 && io) {
             uint64_t now = ps_now_ns();
@@ -267,6 +274,7 @@ static void *watcher_main(void *arg)
             read_markers();
             fds_io_leave();
         }
+        atomic_fetch_add(&watcher_passes, 1);
         meta_own_thread_cpu(META_OWN_WATCHER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished */
@@ -433,10 +441,17 @@ void leader_forget_after_fork(void)
         *ours[i] = -1;
     }
     watcher_running = 0;
+    markers_watched = 0;
+    atomic_store(&watcher_passes, 0);
     owns_meta = 0;
     atomic_store(&is_leader, 0);
     partial_len = 0;
     partial_overlong = 0;
+}
+
+uint64_t leader_pass_count(void)
+{
+    return atomic_load(&watcher_passes);
 }
 
 int leader_owns_meta(void)

@@ -22,6 +22,8 @@ void leader_forget_after_fork(void);
 /* This process started the run (or is its exec'd image): it writes meta.json's status at exit.
  * Async-signal-safe. */
 int leader_owns_meta(void);
+/* The watcher's passes so far (its wakeups: meta.json's shim cost). */
+uint64_t leader_pass_count(void);
 /* Whether this process is the run's leader now. */
 int leader_is_us(void);
 /* The run's start on CLOCK_MONOTONIC (its first process's start, handed down in .leader), for

@@ -30,6 +30,7 @@
 #include "config.h"
 #include "fds.h"
 #include "interpose.h"
+#include "leader.h"
 #include "machine.h"
 #include "runfolder.h"
 #include "runid.h"
@@ -208,6 +209,7 @@ struct exit_figures {
     uint64_t taken, signals, no_libunwind, records, chained, end_ns;
     double cpu_s;              /* sampled CPU time, the shim's own threads' left out */
     double shim_threads_cpu_s; /* the writer's and watcher's user + system time */
+    uint64_t shim_wakeups;     /* the writer's and watcher's passes (each one wakeup) */
     double unsampled_cpu_s;    /* CPU time no sample stands for (unsampled.c) */
     int unsampled_threads;
     int rates; /* enough CPU time for the rates to mean something */
@@ -247,6 +249,7 @@ static void exit_figures(struct exit_figures *f)
     double cpu = sampled_cpu_s();
     f->cpu_s = cpu > own_sampled ? cpu - own_sampled : 0;
     f->shim_threads_cpu_s = (double)own_all / 1e9;
+    f->shim_wakeups = writer_pass_count() + leader_pass_count();
     unsampled_totals(&f->unsampled_cpu_s, &f->unsampled_threads);
     /* Delivered: signals the clock gave per CPU second (the tick timer: at most the tick
      * rate). Weighted: records written per CPU second, overruns included. */
@@ -457,6 +460,7 @@ void meta_write_exit(const char *status)
         cJSON_AddNumberToObject(s, "records_written", (double)f.records);
         cJSON_AddNumberToObject(s, "sampled_cpu_s", f.cpu_s);
         cJSON_AddNumberToObject(s, "shim_threads_cpu_s", f.shim_threads_cpu_s);
+        cJSON_AddNumberToObject(s, "shim_threads_wakeups", (double)f.shim_wakeups);
         if (f.rates) {
             cJSON_AddNumberToObject(s, "hz_delivered", f.hz_delivered);
             cJSON_AddNumberToObject(s, "hz_weighted", f.hz_weighted);
@@ -512,6 +516,8 @@ void meta_rewrite_status(const char *status)
             safefmt_fixed(&f, x.cpu_s, 6);
             safefmt_str(&f, ",\"shim_threads_cpu_s\":");
             safefmt_fixed(&f, x.shim_threads_cpu_s, 6);
+            safefmt_str(&f, ",\"shim_threads_wakeups\":");
+            safefmt_u64(&f, x.shim_wakeups);
             if (x.rates) {
                 safefmt_str(&f, ",\"hz_delivered\":");
                 safefmt_fixed(&f, x.hz_delivered, 3);

@@ -27,6 +27,7 @@
 #include "ring.h"
 #include "shim.h"
 #include "sigmask.h"
+#include "writer.h"
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6 /* perf event with sigtrap=1 (Linux 5.13) */
@@ -264,6 +265,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         ps_guard_depth--;
     }
     ring_commit(t->ring);
+    writer_note_sample();
     atomic_fetch_add_explicit(&ps_samples_taken, weight, memory_order_relaxed);
     atomic_fetch_add_explicit(&ps_signals_taken, 1, memory_order_relaxed);
     if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)

@@ -121,6 +121,7 @@ void shim_finish(const char *status)
     writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
     leader_stop();
     unsampled_finish(); /* before the last drain hands back the threads that exited */
+    writer_maps_catch_up();
     writer_flush(0);
     uint64_t orphans = atomic_load(&ps_samples_orphan);
     if (orphans)

@@ -86,6 +86,9 @@ void unsampled_thread_end(struct ps_thread *t)
 static int prof_blocked(pid_t tid)
 {
     char path[64], buf[2048];
+    /* Under a seccomp filter that may kill on open (fds.c's seal), no file is opened here. */
+    if (!fds_may_open())
+        return -1;
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
     int fd = fds_run_open(path, O_RDONLY, 0); /* not once a filter may forbid it */
     if (fd < 0)

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +37,13 @@
 #include "unsampled.h"
 
 #define FLUSH_MS 100
+/* ...or 100 ms while a ring fills fast (997 Hz): a ring holds PS_RING_SLOTS samples, and the
+ * last pass took more than a quarter of that from one ring. */
+#define BUSY_MS 100
+static uint32_t pass_max_ring; /* the most records the last drain took from one ring */
+/* A process whose threads took no sample since the last pass (nothing to write): the writer
+ * sleeps this long, woken early by the next sample. */
+#define IDLE_MS 1000
 
 char ps_bin_path[PATH_MAX];
 char ps_maps_path[PATH_MAX];
@@ -45,10 +54,14 @@ static int files_ok;
 static _Atomic int io_lock;
 static _Atomic int stop_requested;
 static _Atomic int wake_pending;
-/* The writer sleeps on this, so a stop (exit, exec) wakes it at once instead of after a
- * period: the target's exit must not wait for us. */
-static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake_cond;
+/* The writer sleeps on this futex word, so a stop (exit, exec) wakes it at once instead of
+ * after a period (the target's exit must not wait for us), and so can the first sample after
+ * an idle stretch: waking it is one system call, async-signal-safe. */
+static _Atomic uint32_t wake_seq;
+/* Set while the writer sleeps its long idle period: the first sample taken then wakes it
+ * (writer_note_sample), so a sample still reaches the file within a normal period. */
+static _Atomic int writer_idle;
+static _Atomic uint64_t writer_passes;
 static pthread_t writer_thread;
 static int writer_running;
 static uint64_t writer_thread_cpu_ns;
@@ -328,6 +341,7 @@ static void drain_locked(int allow_io)
     uint64_t pending = 0;
     int failed = 0;
     int nthreads = atomic_load(&ps_threads_used);
+    pass_max_ring = 0;
     for (int i = 0; i < nthreads; i++) {
         int st;
         struct ps_thread *t = drainable(i, &st);
@@ -335,7 +349,9 @@ static void drain_locked(int allow_io)
             continue;
         refresh_comm(t, now, allow_io);
         struct ps_slot_rec *r;
+        uint32_t from_ring = 0;
         while ((r = ring_peek(t->ring)) != NULL) {
+            from_ring++;
             uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
             for (uint32_t w = 0; w < r->weight; w++) {
                 if (used + rs > sizeof batch) {
@@ -356,6 +372,8 @@ static void drain_locked(int allow_io)
             }
             ring_release(t->ring);
         }
+        if (from_ring > pass_max_ring)
+            pass_max_ring = from_ring;
         dropped += atomic_load(&t->ring->dropped);
         if (st == PS_T_EXITED) {
             dropped_retired += atomic_load(&t->ring->dropped);
@@ -394,17 +412,67 @@ void writer_flush(int from_signal)
  * nothing. */
 static uint64_t writer_started_ns;
 
-static long pass_ms(uint64_t now)
+static long pass_ms(uint64_t now, int idle)
 {
+    /* A follower checks every 250 ms whether it takes over as the run's leader. */
+    long slow = leader_is_us() ? IDLE_MS : 250;
     if (!files_ok)
-        return lifetime_period_ms(250);
+        return lifetime_period_ms(slow);
     uint64_t age_ms = (now - writer_started_ns) / 1000000ull;
     long ms = (long)(age_ms / 4);
     if (ms < 10)
         ms = 10;
-    if (ms > FLUSH_MS)
-        ms = FLUSH_MS;
+    long busy = pass_max_ring > PS_RING_SLOTS / 4 ? BUSY_MS : FLUSH_MS;
+    if (ms > busy)
+        ms = idle ? slow : busy;
     return lifetime_period_ms(ms);
+}
+
+static long futex_word(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *abs_until)
+{
+    return syscall(SYS_futex, (uint32_t *)w, op, val, abs_until, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* Sleeps until `until` (CLOCK_MONOTONIC) or a wake (stop, writer_wake, a sample after idle). */
+static void writer_sleep(const struct timespec *until, int idle)
+{
+    uint32_t seq = atomic_load(&wake_seq);
+    if (idle) {
+        atomic_store(&writer_idle, 1);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (drain_needed()) { /* a sample landed between the pass and now */
+            atomic_store(&writer_idle, 0);
+            return;
+        }
+    }
+    if (!atomic_load(&stop_requested) && !atomic_exchange(&wake_pending, 0))
+        futex_word(&wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, until);
+    atomic_store(&writer_idle, 0);
+}
+
+/* From the SIGPROF handler, after a sample is in its ring: wakes a writer sleeping its idle
+ * period (one futex call per idle stretch; nothing otherwise). Async-signal-safe. */
+void writer_note_sample(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&writer_idle, memory_order_relaxed) && atomic_exchange(&writer_idle, 0)) {
+        int saved = errno;
+        atomic_fetch_add(&wake_seq, 1);
+        futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+        errno = saved;
+    }
+}
+
+/* When the writer's last pass began: a library loaded since is in force from then. */
+static _Atomic uint64_t last_pass_ns;
+
+/* A library loaded since the writer last looked gets its snapshot now, in force from the
+ * writer's last pass: on the way out (exit, exec; not from a signal) before the last drain, and
+ * before a dlclose unmaps it, or a burst in it between two passes would not symbolize. */
+void writer_maps_catch_up(void)
+{
+    if (files_ok && fds_may_open() && objects_changed())
+        writer_maps_snapshot(atomic_load(&last_pass_ns));
 }
 
 static void *writer_main(void *arg)
@@ -417,20 +485,20 @@ static void *writer_main(void *arg)
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
     uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
+    atomic_store(&last_pass_ns, last_pass);
+    uint64_t records_seen = 0;
+    int idle = 0;
     while (!atomic_load(&stop_requested)) {
-        long ms = pass_ms(ps_now_ns());
+        long ms = pass_ms(ps_now_ns(), idle);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += ms * 1000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        pthread_mutex_lock(&wake_lock);
-        while (!atomic_load(&stop_requested) && !atomic_exchange(&wake_pending, 0) &&
-               pthread_cond_timedwait(&wake_cond, &wake_lock, &until) != ETIMEDOUT)
-            ;
-        pthread_mutex_unlock(&wake_lock);
+        writer_sleep(&until, idle && ms >= FLUSH_MS);
         if (atomic_load(&stop_requested))
             break;
+        atomic_fetch_add(&writer_passes, 1);
         uint64_t now = ps_now_ns();
         /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
         int io = fds_io_enter();
@@ -449,10 +517,17 @@ static void *writer_main(void *arg)
             }
         }
         last_pass = now;
+        atomic_store(&last_pass_ns, now);
         if (io && !leader_is_us() && now - last_leader > 250000000ull) {
             leader_try_takeover();
             last_leader = now;
         }
+        /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
+         * unsampled check then ride on the long sleep's passes). */
+        idle = records_written == records_seen;
+        if (idle)
+            pass_max_ring = 0;
+        records_seen = records_written;
         meta_own_thread_cpu(META_OWN_WRITER);
         if (io)
             fds_io_leave();
@@ -467,18 +542,8 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-static int cond_ready;
-
 int writer_start(void)
 {
-    if (!cond_ready) {
-        pthread_condattr_t attr;
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&wake_cond, &attr);
-        pthread_condattr_destroy(&attr);
-        cond_ready = 1;
-    }
     /* A leader without samples has nothing for this thread to do. */
     if (!files_ok && leader_is_us())
         return 0;
@@ -497,10 +562,9 @@ int writer_start(void)
 /* Sets flag and wakes the writer from its wait. */
 static void signal_writer(_Atomic int *flag)
 {
-    pthread_mutex_lock(&wake_lock);
     atomic_store(flag, 1);
-    pthread_cond_signal(&wake_cond);
-    pthread_mutex_unlock(&wake_lock);
+    atomic_fetch_add(&wake_seq, 1);
+    futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 void writer_stop(void)
@@ -526,8 +590,8 @@ void writer_wake(void)
 void writer_forget_after_fork(void)
 {
     writer_running = 0;
-    pthread_mutex_init(&wake_lock, NULL);
-    cond_ready = 0; /* the parent's writer may have been waiting on it */
+    atomic_store(&writer_idle, 0);
+    atomic_store(&writer_passes, 0);
     atomic_store(&io_lock, 0);
     free(maps_last);
     maps_last = NULL;
@@ -535,6 +599,11 @@ void writer_forget_after_fork(void)
     files_ok = 0;
     dropped_retired = 0;
     records_written = 0;
+}
+
+uint64_t writer_pass_count(void)
+{
+    return atomic_load(&writer_passes);
 }
 
 uint64_t writer_records(void)

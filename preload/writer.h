@@ -16,11 +16,17 @@ int writer_open_files(void);
 void writer_maps_snapshot(uint64_t t_ns);
 /* Drains all rings into the file now. from_signal: bounded wait, no /proc reads. */
 void writer_flush(int from_signal);
+/* A snapshot for a library loaded since the writer's last pass (exit, exec, before dlclose). */
+void writer_maps_catch_up(void);
 int writer_start(void);
 void writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
 void writer_wake(void);
 void writer_forget_after_fork(void);
+/* From the SIGPROF handler after each sample: wakes a writer sleeping its idle period. */
+void writer_note_sample(void);
+/* The writer's passes so far (its wakeups: meta.json's shim cost). */
+uint64_t writer_pass_count(void);
 int writer_lock_for(int ms);
 void writer_unlock(void);
 uint64_t writer_records(void);

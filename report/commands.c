@@ -44,7 +44,7 @@ int report_cmd_run(int argc, char **argv)
 const struct report_command report_commands[] = {
     {"report", report_cmd_run, "[--markdown] OUT",
      "the report of one run folder: prints it (aligned tables on a terminal, the markdown with --markdown or "
-     "when not a terminal), writes OUT/report.md and OUT/run.json"},
+     "when not a terminal), writes OUT/report.md, OUT/report.html and OUT/run.json"},
     {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...\n"
      "       diff --profiles [--json] [--min-pp X] A... -- B...",
      "the A/B judgement of two sets of runs; with --profiles, which functions changed per phase "

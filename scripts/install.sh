@@ -34,6 +34,11 @@ files() {
         echo "755 $BUILD/$t $BINDIR/$t"
     done
     echo "644 $BUILD/libperfscope.so $PKGLIBDIR/libperfscope.so"
+    # The container shim folder, beside the shim, where `perfscope record -- docker run` looks
+    # (docs/containers.md): the shim with RPATH $ORIGIN, its non-glibc libraries, glibc-floor.
+    for t in "$BUILD"/container/*; do
+        [ -f "$t" ] && echo "644 $t $PKGLIBDIR/container/${t##*/}"
+    done
     echo "644 include/perfscope.h $INCLUDEDIR/perfscope.h"
     echo "644 @pc $PKGCONFIGDIR/perfscope.pc"
     echo "644 python/perfscope_markers.py $PYTHONDIR/perfscope_markers.py"

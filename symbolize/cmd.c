@@ -1,4 +1,4 @@
-/* cmd.c: `perfscope-symbolize [--top N] [--trust-modified] [--progress-fd N] OUT` and `perfscope symbolize ...`:
+/* cmd.c: `perfscope-symbolize [--top N] [--trust-modified] [--progress-fd N] [--symfs DIR] OUT` and `perfscope symbolize ...`:
  * the command line into symbolize_run and one summary line. Shared by symbolize/main.c and the
  * front door (perfscope/main.c). It must never do the symbolizer's work itself. Exit status:
  * 0 done, 1 an output could not be written, 2 bad usage or nothing usable in OUT. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYMBOLIZE_USAGE "[--top N] [--trust-modified] [--progress-fd N] OUT"
+#define SYMBOLIZE_USAGE "[--top N] [--trust-modified] [--progress-fd N] [--symfs DIR] OUT"
 
 static int usage(const char *prog)
 {
@@ -28,7 +28,9 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
                "  --top N           how many hot functions per group (default 50)\n"
                "  --trust-modified  use binaries changed since the run (normally refused)\n"
                "  --progress-fd N   the progress line on descriptor N when it is a terminal (default:\n"
-               "                    stderr, when it is one; shown once symbolizing takes over a second)\n",
+               "                    stderr, when it is one; shown once symbolizing takes over a second)\n"
+               "  --symfs DIR       copies of the mapped files under DIR, looked at first "
+               "(default OUT/symfs when present)\n",
                prog);
         return 0;
     }
@@ -43,6 +45,8 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
             if (*end || n < 1 || n > 100000)
                 return usage(prog);
             o.top = (int)n;
+        } else if (strcmp(argv[i], "--symfs") == 0 && i + 1 < argc && argv[i + 1][0]) {
+            o.symfs = argv[++i];
         } else if (strcmp(argv[i], "--progress-fd") == 0 && i + 1 < argc) {
             char *end;
             long n = strtol(argv[++i], &end, 10);

@@ -887,6 +887,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         return 2;
     }
     p->st.trust_modified = p->trust_modified;
+    p->st.symfs = p->symfs[0] ? p->symfs : NULL;
     if (dwprefetch_start(&p->dwp) == 0) /* else files are opened when first resolved */
         p->st.prefetch = &p->dwp;
     p->nodes[0] = (struct prof_node){0, 0};

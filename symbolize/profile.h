@@ -106,6 +106,7 @@ struct profile {
     FILE *log;                 /* warnings, one line each */
     const char *prog;          /* prefix of warning lines */
     int trust_modified;        /* option: symbolize files modified since the run started */
+    char symfs[4096];          /* option: the symfs folder ("" none) */
     struct symtab st;
     struct prof_image *img;
     size_t nimg;

@@ -1,18 +1,21 @@
 /* run.c: symbolize_run (symbolize.h), the one place that decides what the symbolizer does with a
- * run folder: gather (collect.c), then write profile.json, stacks.folded, profile.pb.gz and
- * trace.json. It must never print except through the log it is given, and never leave a
+ * run folder: gather (collect.c), then write profile.json, stacks.folded, profile.pb.gz,
+ * trace.json and flame.json. It must never print except through the log it is given, and never leave a
  * partial output behind (each writer renames into place only when complete). */
 #include "symbolize.h"
 #include "profile.h"
 #include "tables.h"
 #include "progress.h"
+#include "runfolder.h"
+
+#include <sys/stat.h>
 
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
 
-/* The four writers only read the profile, so they run side by side (stacks.folded and
+/* The writers only read the profile, so they run side by side (stacks.folded and
  * profile.pb.gz are the big ones). */
 struct job {
     int (*fn)(const struct profile *p, char *err, size_t errlen);
@@ -34,24 +37,25 @@ static int write_tables_top;
 static int write_outputs(const struct profile *p, int top, char *err, size_t errlen)
 {
     write_tables_top = top;
-    struct job jobs[4] = {
+    enum { NJOBS = 5 };
+    struct job jobs[NJOBS] = {
         {.fn = export_folded, .p = p}, {.fn = export_pprof, .p = p},
-        {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p},
+        {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p}, {.fn = export_flame, .p = p},
     };
-    /* The two that replay the samples (trace.json, then profile.pb.gz) on their own threads,
-     * the other two here: the longest job is alone on its thread. */
+    /* trace.json (which replays the samples: the longest job) and profile.pb.gz on their own
+     * threads, the others here: the longest job is alone on its thread. */
     static const int threaded[2] = {3, 1};
     pthread_t th[2];
-    int started[4] = {0, 0, 0, 0};
+    int started[NJOBS] = {0};
     for (int i = 0; i < 2; i++)
         started[threaded[i]] = pthread_create(&th[i], NULL, run_job, &jobs[threaded[i]]) == 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NJOBS; i++)
         if (!started[i])
-            run_job(&jobs[i]); /* in this thread: folded and tables, and any that could not start */
+            run_job(&jobs[i]); /* in this thread: the others, and any that could not start */
     for (int i = 0; i < 2; i++)
         if (started[threaded[i]])
             pthread_join(th[i], NULL);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NJOBS; i++)
         if (jobs[i].rc != 0) {
             snprintf(err, errlen, "%s", jobs[i].err);
             return -1;
@@ -86,6 +90,13 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
     p->log = opts->log ? opts->log : stderr;
     p->prog = opts->prog;
     p->trust_modified = opts->trust_modified;
+    struct stat sb;
+    char own_symfs[4096];
+    snprintf(own_symfs, sizeof own_symfs, "%s/" RUN_SYMFS, dir);
+    if (opts->symfs && *opts->symfs)
+        snprintf(p->symfs, sizeof p->symfs, "%s", opts->symfs);
+    else if (stat(own_symfs, &sb) == 0 && S_ISDIR(sb.st_mode))
+        snprintf(p->symfs, sizeof p->symfs, "%s", own_symfs);
     progress_begin(opts->progress_fd, 0);
     int rc = prof_collect(p, dir, err, errlen);
     progress_stage("writing profile.json, stacks.folded, profile.pb.gz, trace.json");

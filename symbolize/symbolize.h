@@ -22,6 +22,7 @@
 struct symbolize_opts {
     int top;            /* rows per self/inclusive table (0: 50) */
     int trust_modified; /* symbolize files modified since the run started (still flagged) */
+    const char *symfs;  /* copies of the mapped files, looked at first (NULL: OUT/symfs if any) */
     FILE *log;          /* warnings, one line each (NULL: stderr) */
     const char *prog;   /* prefix of those lines (NULL: "perfscope-symbolize") */
     int progress_fd;    /* > 0: the progress line there when it is a terminal (progress.h) */

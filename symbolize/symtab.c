@@ -293,14 +293,39 @@ uint32_t symtab_pseudo_module(struct symtab *st, const char *name, int kind)
     return remember(&st->pseudo_idx, key, new_module(st, name, name, kind));
 }
 
+/* Where a mapped file is read from: its copy under st->symfs when there is one (a container's
+ * file, copied out after the run: the copy's inode and mtime are its own, so neither is
+ * compared; *copied set), else the path as mapped. With a symfs, a host file is trusted only
+ * where a build id recorded by the run matches (the executable's, in meta.json). */
+static const char *module_file(const struct symtab *st, const char *mapped, char *buf, size_t size,
+                               int *copied)
+{
+    struct stat sb;
+    *copied = 0;
+    if (!st->symfs || snprintf(buf, size, "%s%s", st->symfs, mapped) >= (int)size || lstat(buf, &sb) != 0)
+        return mapped;
+    *copied = 1;
+    return buf;
+}
+
 /* Decides whether the module's file can be trusted, and opens it (once). */
 static void open_module(struct symtab *st, struct sym_module *m)
 {
     if (m->status != SYM_UNOPENED)
         return;
-    const char *path = symtab_str(st, m->path);
+    char copy[8192];
+    int copied;
+    const char *mapped = symtab_str(st, m->path);
+    const char *path = module_file(st, mapped, copy, sizeof copy, &copied);
+    int exe_path = st->exe_path && strcmp(st->exe_path, mapped) == 0;
     struct stat sb;
     m->status = SYM_UNREADABLE;
+    if (st->symfs && !copied && !(exe_path && st->exe_build_id && *st->exe_build_id)) {
+        m->status = SYM_MISSING;
+        snprintf(m->why, sizeof m->why, "not under %.100s, and no build id of the run's to check the "
+                 "host's file against: not symbolized", st->symfs);
+        return;
+    }
     if (stat(path, &sb) != 0) {
         m->status = errno == ENOENT || errno == ENOTDIR ? SYM_MISSING : SYM_UNREADABLE;
         snprintf(m->why, sizeof m->why, "%s: not symbolized", strerror(errno));
@@ -310,7 +335,7 @@ static void open_module(struct symtab *st, struct sym_module *m)
         snprintf(m->why, sizeof m->why, "not a regular file: not symbolized");
         return;
     }
-    if (m->inode && (uint64_t)sb.st_ino != m->inode) {
+    if (!copied && m->inode && (uint64_t)sb.st_ino != m->inode) {
         m->status = SYM_REPLACED;
         snprintf(m->why, sizeof m->why,
                  "replaced since the run (inode %llu then, %llu now): not symbolized",
@@ -324,8 +349,7 @@ static void open_module(struct symtab *st, struct sym_module *m)
         return;
     }
     snprintf(m->build_id, sizeof m->build_id, "%s", dw_build_id(dw));
-    int exe = st->exe_path && st->exe_build_id && *st->exe_build_id &&
-              strcmp(st->exe_path, path) == 0;
+    int exe = exe_path && st->exe_build_id && *st->exe_build_id;
     if (exe && strcmp(st->exe_build_id, m->build_id) != 0) {
         dw_close(dw);
         m->status = SYM_REPLACED;
@@ -336,7 +360,7 @@ static void open_module(struct symtab *st, struct sym_module *m)
     }
     double mtime = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
     m->checked_mtime = st->run_start_wall >= 0;
-    if (!exe && m->checked_mtime && mtime > st->run_start_wall) {
+    if (!exe && !copied && m->checked_mtime && mtime > st->run_start_wall) {
         snprintf(m->why, sizeof m->why, "modified %.1f s after the run started%s",
                  mtime - st->run_start_wall,
                  st->trust_modified ? ": symbolized anyway (--trust-modified)"

@@ -102,6 +102,8 @@ struct symtab {
     const char *exe_path;   /* the run's executable and its build id (meta.json), or NULL */
     const char *exe_build_id;
     int trust_modified;     /* symbolize SYM_MODIFIED files anyway (still flagged) */
+    const char *symfs;      /* a folder holding copies of the mapped files (their paths under it)
+                             * looked at first (a container's, docs/symbolize.md), or NULL */
     struct dwprefetch *prefetch; /* files opened ahead (dwprefetch.h), taken before opening */
     int oom;
 };

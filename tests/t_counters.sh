@@ -18,11 +18,11 @@ CJ="$(pkg-config --cflags --libs libcjson)"
 SRC=("$ROOT"/preload/counters/*.c)
 # The sources as the shim builds them, warnings included.
 for f in "${SRC[@]}"; do
-  gcc $CF -fno-omit-frame-pointer -I"$ROOT/include" -I"$ROOT/preload" -fPIC -pthread \
+  gcc $CF -fno-omit-frame-pointer -I"$ROOT/include" -I"$ROOT/format" -I"$ROOT/preload" -fPIC -pthread \
     -ftls-model=initial-exec -fvisibility=hidden $(pkg-config --cflags libcjson) \
     -c "$f" -o "$W/$(basename "$f" .c).o" || fail "$f does not build as the shim builds it"
 done
-gcc $CF -I"$ROOT/include" -I"$ROOT/preload" "$ROOT/tests/counters_unit.c" "${SRC[@]}" \
+gcc $CF -I"$ROOT/include" -I"$ROOT/format" -I"$ROOT/preload" "$ROOT/tests/counters_unit.c" "${SRC[@]}" \
   -o "$W/counters_unit" $CJ -ldl -pthread || fail "cannot build tests/counters_unit.c"
 gcc $CF -fPIC -shared -o "$W/fake_nvml.so" "$ROOT/tests/fixtures/fake_nvml.c" \
   || fail "cannot build the fake NVML"
@@ -181,6 +181,22 @@ check_reads procmemna <<'PY'
 check(len(R) == 2 and all(g.get("procs_listed") is False and "run_mem_mib" not in g
                           for r in R for g in r["gpus"]) and len(R[0]["gpus"]) == 1, "%s" % R)
 check(len(lines("usedGpuMemory")) == 1 and len(LOG) == 2, "logged once: %s" % LOG)
+PY
+
+# ---- 3b. inside a container NVML lists host pids: container.pids (kept by perfscope on the host
+# from NSpid, docs/containers.md) maps the run's pids; a pid it does not name stays itself
+rm -f "$W/container.pids"
+run hostpids PERFSCOPE_POWERCAP_ROOT="$W/nothing" PERFSCOPE_NVML="$W/fake_nvml.so" \
+  FAKE_NVML_PROCS="77001:1073741824,$CHILD:536870912,4321:8589934592" -- "pids:$CHILD,4321" open read \
+  "write:$W/container.pids=4321 77001
+garbage line
+9 x" read close
+rm -f "$W/container.pids"
+check_reads hostpids <<'PY'
+check(len(R) == 2 and all(len(r["gpus"]) == 1 for r in R), "%s" % R)
+if len(R) == 2 and all(len(r["gpus"]) == 1 for r in R):
+    check(R[0]["gpus"][0].get("run_mem_mib") == 8704, "before the map, pids are themselves: %s" % R[0])
+    check(R[1]["gpus"][0].get("run_mem_mib") == 1536, "4321 is host pid 77001 (1024) + child 512: %s" % R[1])
 PY
 
 # ---- 4. no energy: a library without the symbol, a device that says not supported

@@ -29,6 +29,9 @@ expected() {
   printf '%s\n' bin/perfscope bin/perfscope-report bin/perfscope-symbolize \
     lib/perfscope/libperfscope.so lib/perfscope/install-manifest include/perfscope.h \
     lib/pkgconfig/perfscope.pc share/perfscope/python/perfscope_markers.py
+  for p in "$BUILD"/container/*; do   # the container shim folder (docs/containers.md)
+    echo "lib/perfscope/container/${p##*/}"
+  done
   for p in perfscope perfscope-record perfscope-mark perfscope-report perfscope-symbolize \
            perfscope-diff perfscope-matrix; do
     echo "share/man/man1/$p.1"

@@ -217,9 +217,16 @@ static nvmlReturn_t run_mem(nvmlDevice_t d, unsigned int gpu, const pid_t *pids,
     return NVML_SUCCESS;
 }
 
-void nvml_add_json(cJSON *obj, const pid_t *pids, int npids) {
+void nvml_add_json(cJSON *obj, const pid_t *run_pids, int npids) {
     cJSON *arr = cJSON_AddArrayToObject(obj, "gpus");
     if (!arr) return;
+    /* NVML lists host pids: inside a container the run's own are mapped (hostpids.c). */
+    static pid_t host[4096];
+    const pid_t *pids = run_pids;
+    if (ngpus > 0 && npids <= (int)(sizeof host / sizeof host[0])) {
+        npids = counters_host_pids(run_pids, npids, host, (int)(sizeof host / sizeof host[0]));
+        pids = host;
+    }
     for (int g = 0; g < ngpus; g++) {
         nvmlDevice_t d = devs[g];
         unsigned int i = devidx[g];

@@ -31,6 +31,9 @@ ssize_t counters_read_small(const char *path, char *buf, size_t size, const char
  * (tests/counters_unit.c): the close system call itself, the C library's dlclose. */
 int counters_sys_close(int fd);
 int counters_sys_dlclose(void *handle);
+/* The run's pids as NVML lists them (hostpids.c): pids[i] or, inside a container, its host pid
+ * from the run folder's RUN_HOSTPIDS; the first min(npids, max) into out, their count returned. */
+int counters_host_pids(const pid_t *pids, int npids, pid_t *out, int max);
 /* "text: strerror(err)" into buf, thread-safe. */
 void counters_errtext(char *buf, size_t size, const char *what, int err);
 /* ps_log once per key for the life of the process, with its own table of keys (per zone, per

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "warn.h"
 #include "fdiff.h"
+#include "container/container.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -240,7 +241,11 @@ static int setup(struct matrix_opts *o, regex_t *only, int *have_only, cJSON **n
         report_fail("%s", err);
         return -1;
     }
-    for (int s = 0; s < 2; s++) {
+    /* A container case's DIR is a folder inside its image: only a host case needs it here. */
+    int host_case = 0;
+    for (size_t i = 0; i < cases->n; i++)
+        host_case |= !cases->v[i].prefix || container_run_index(cases->v[i].prefix) < 0;
+    for (int s = 0; s < 2 && host_case; s++) {
         struct stat st;
         if (stat(o->dir[s], &st) != 0 || !S_ISDIR(st.st_mode)) {
             report_fail("--%c %s=%s: not a folder", s ? 'b' : 'a', o->name[s], o->dir[s]);

@@ -11,6 +11,7 @@
 #include "jsonl.h"
 #include "judge.h"
 #include "machine.h"
+#include "container/container.h"
 #include "proc/runner.h"
 #include "run/run.h"
 
@@ -168,10 +169,29 @@ static void nap_s(double s)
 }
 
 /* The arm's process (proc/runner.h): stdin /dev/null, its stdout and stderr kept in its run
- * folder (target.stdout, where llama-bench's JSON is read from, and target.stderr). */
-static void arm_run(char *const *argv, char *const *envp, const char *dir, double timeout_s,
-                    volatile sig_atomic_t *stop, struct proc_outcome *out)
+ * folder (target.stdout, where llama-bench's JSON is read from, and target.stderr). A `docker
+ * run` or `podman run` command is a container target (container/container.h): the timeout or
+ * an interrupt stops the container itself, and it is gone when this returns. */
+static void arm_run(char *const *argv, char *const *envp, const char *dir, const char *shim,
+                    double timeout_s, volatile sig_atomic_t *stop, struct proc_outcome *out)
 {
+    static struct container ct; /* large: the pid map; one arm at a time */
+    char **cargv = NULL, **cenv = NULL;
+    char abs[PATH_MAX];
+    int in_container = container_run_index(argv) >= 0;
+    if (in_container) {
+        char err[512];
+        snprintf(err, sizeof err, "%s: %s", dir, strerror(ENOENT));
+        if (!realpath(dir, abs) ||
+            container_prepare(&ct, argv, abs, shim, envp, &cargv, &cenv, err, sizeof err) != 0) {
+            memset(out, 0, sizeof *out);
+            snprintf(out->error, sizeof out->error, "%s", err);
+            return;
+        }
+        ct.stop_s = CONTAINER_TIMEOUT_STOP_S;
+        argv = cargv;
+        envp = cenv;
+    }
     char out_path[PATH_MAX], err_path[PATH_MAX];
     if (runfolder_path(out_path, sizeof out_path, dir, RUN_TARGET_STDOUT, NULL, 0) != 0 ||
         runfolder_path(err_path, sizeof err_path, dir, RUN_TARGET_STDERR, NULL, 0) != 0) {
@@ -186,8 +206,20 @@ static void arm_run(char *const *argv, char *const *envp, const char *dir, doubl
         .stdout_path = out_path,
         .stderr_path = err_path,
         .who = "perfscope-report matrix",
+        .before_kill = in_container ? container_stop : NULL,
+        .before_kill_arg = &ct,
     };
+    if (in_container)
+        container_follow(&ct);
     proc_run(&cmd, timeout_s, stop, out);
+    if (in_container) {
+        /* A detached client ends at once: the container has what is left of the limit. */
+        double left = timeout_s > 0 ? timeout_s - out->wall_s : 0;
+        container_finish(&ct, out->timed_out || out->interrupted, stop, timeout_s > 0 && left < 0.1 ? 0.1 : left,
+                         "perfscope-report matrix");
+    }
+    container_free_strv(cargv);
+    container_free_strv(cenv);
 }
 
 static void runner_status(const struct proc_outcome *a, char *buf, size_t size)
@@ -316,7 +348,7 @@ int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *c
         return -1;
     }
     struct proc_outcome a;
-    arm_run(argv.v, envp.v, dir, o->timeout_s, stop, &a);
+    arm_run(argv.v, envp.v, dir, o->shim, o->timeout_s, stop, &a);
     cJSON *cmd = cJSON_CreateStringArray((const char *const *)argv.v, (int)argv.n);
     strv_free(&argv);
     strv_free(&envp);

@@ -77,20 +77,32 @@ static pid_t reap(pid_t pid, int *status, int flags, struct rusage *ru)
     return wait4(pid, status, flags, ru);
 }
 
-static void kill_group(pid_t pid, int own_group, int *status, int *reaped, struct rusage *ru)
+/* Lets the command end by itself for up to s seconds: 1 when it did. */
+static int wait_end(pid_t pid, double s, int *status, struct rusage *ru)
 {
+    for (double until = now_s() + s; now_s() < until; nap_ms(20))
+        if (reap(pid, status, WNOHANG, ru) == pid)
+            return 1;
+    return 0;
+}
+
+static void kill_group(const struct proc_cmd *c, pid_t pid, int own_group, int *status, int *reaped,
+                       struct rusage *ru)
+{
+    if (c->before_kill) {
+        c->before_kill(c->before_kill_arg);
+        if (wait_end(pid, PROC_KILL_GRACE_S, status, ru)) {
+            *reaped = 1;
+            if (own_group)
+                kill(-pid, SIGKILL);
+            return;
+        }
+    }
     if (own_group)
         kill(-pid, SIGTERM);
     kill(pid, SIGTERM);
-    double until = now_s() + PROC_KILL_GRACE_S;
-    while (now_s() < until) {
-        pid_t r = reap(pid, status, WNOHANG, ru);
-        if (r == pid) {
-            *reaped = 1;
-            break;
-        }
-        nap_ms(20);
-    }
+    if (wait_end(pid, PROC_KILL_GRACE_S, status, ru))
+        *reaped = 1;
     /* the rest of the group, or the leader itself when it did not stop */
     kill(own_group ? -pid : pid, SIGKILL);
     if (!*reaped) {
@@ -138,12 +150,12 @@ void proc_run(const struct proc_cmd *cmd, double timeout_s, volatile sig_atomic_
         }
         if (stop && *stop) {
             o->interrupted = 1;
-            kill_group(pid, own, &status, &reaped, &ru);
+            kill_group(cmd, pid, own, &status, &reaped, &ru);
             break;
         }
         if (timeout_s > 0 && now_s() - t0 > timeout_s) {
             o->timed_out = 1;
-            kill_group(pid, own, &status, &reaped, &ru);
+            kill_group(cmd, pid, own, &status, &reaped, &ru);
             break;
         }
         nap_ms(10);

@@ -23,6 +23,11 @@ struct proc_cmd {
                                 * job control and reads keep working); never killed as a group */
     volatile sig_atomic_t *forward; /* NULL, or where the caller's signal handler puts a signal
                                 * number: sent on to the child, then set back to 0 */
+    void (*before_kill)(void *arg); /* NULL, or called once on a timeout or *stop before the
+                                * command is signalled, for what it started elsewhere (a
+                                * container: the client is only a remote control); the command
+                                * then gets PROC_KILL_GRACE_S to end by itself */
+    void *before_kill_arg;
 };
 
 struct proc_outcome {

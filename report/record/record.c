@@ -9,6 +9,7 @@
 #include "files.h"
 #include "outfile.h"
 #include "version.h"
+#include "container/container.h"
 #include "proc/runner.h"
 #include "run/run.h"
 
@@ -328,7 +329,8 @@ static int shim_wrote(const char *out)
     int any = 0;
     for (struct dirent *e; !any && (e = readdir(d));)
         any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-              strcmp(e->d_name, "launcher.json") != 0;
+              strcmp(e->d_name, "launcher.json") != 0 && strncmp(e->d_name, "container.", 10) != 0 &&
+              strcmp(e->d_name, "symfs") != 0;
     closedir(d);
     return any;
 }
@@ -377,7 +379,16 @@ int cmd_record(int argc, char **argv)
         report_fail("record: out of memory");
         return REPORT_BAD_INPUT;
     }
-    int unmeasurable = say_unmeasurable(o.cmd[0]);
+    static struct container ct; /* large: the pid map */
+    int in_container = container_run_index(o.cmd) >= 0;
+    char **cargv = NULL, **cenv = NULL;
+    if (in_container &&
+        container_prepare(&ct, o.cmd, out_abs, shim, env, &cargv, &cenv, err, sizeof err) != 0) {
+        free_env(env, owned);
+        report_fail("record: %s", err);
+        return REPORT_BAD_INPUT;
+    }
+    int unmeasurable = in_container ? 0 : say_unmeasurable(o.cmd[0]);
 
     struct sigaction sa, old[3];
     memset(&sa, 0, sizeof sa);
@@ -387,18 +398,28 @@ int cmd_record(int argc, char **argv)
     const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &sa, &old[i]);
+    /* A container: a signal for us stops the container itself (the client only reaches it
+     * while attached), then the client. */
     struct proc_cmd c = {
-        .argv = o.cmd,
-        .envp = env,
+        .argv = in_container ? cargv : o.cmd,
+        .envp = in_container ? cenv : env,
         .who = "perfscope record",
         .same_group = 1,
-        .forward = &forward_sig,
+        .forward = in_container ? NULL : &forward_sig,
+        .before_kill = in_container ? container_stop : NULL,
+        .before_kill_arg = &ct,
     };
     struct proc_outcome r;
-    proc_run(&c, 0, NULL, &r);
+    if (in_container)
+        container_follow(&ct);
+    proc_run(&c, 0, in_container ? &forward_sig : NULL, &r);
+    if (in_container)
+        container_finish(&ct, r.interrupted, &forward_sig, 0, "perfscope record");
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
     free_env(env, owned);
+    container_free_strv(cargv);
+    container_free_strv(cenv);
     if (!r.started) {
         report_fail("record: %s", r.error);
         return REPORT_BAD_INPUT;

@@ -1,6 +1,6 @@
 /* cmd_run.c: `perfscope-report [--markdown] OUT` (cmd_run) and its quiet form for the other subcommands,
  * run_summarize (run.h): the run model (runmodel.h) printed as the report, and written as
- * OUT/run.json and OUT/report.md. It must write only through a temporary name and a rename
+ * OUT/run.json, OUT/report.md and OUT/report.html. It must write only through a temporary name and a rename
  * (format/outfile.c), and never print before the whole model has been read and worked out. */
 #include "run.h"
 #include "runmodel.h"
@@ -50,7 +50,21 @@ static int write_outputs(const struct run_model *m, const char *markdown, char *
         reader_error(err, errlen, m->dir, "path too long");
         return -1;
     }
-    return outfile_write_all(path, markdown, strlen(markdown), err, errlen);
+    if (outfile_write_all(path, markdown, strlen(markdown), err, errlen) != 0)
+        return -1;
+    /* report.html goes with report.md: the same model, as a page. */
+    char *html = run_html(m);
+    if (!html) {
+        reader_error(err, errlen, m->dir, "out of memory");
+        return -1;
+    }
+    rc = runfolder_path(path, sizeof path, m->dir, RUN_REPORT_HTML, NULL, 0) != 0 ? -1 : 0;
+    if (rc != 0)
+        reader_error(err, errlen, m->dir, "path too long");
+    else
+        rc = outfile_write_all(path, html, strlen(html), err, errlen);
+    free(html);
+    return rc;
 }
 
 int run_summarize(const char *dir, char *err, size_t errlen)

@@ -35,6 +35,30 @@ static const char *meta_str(const struct run_model *m, const char *obj, const ch
     return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
 }
 
+/* meta.json obj.key as a finite number >= 0, else -1 (the file is hostile). */
+static double meta_nonneg(const struct run_model *m, const char *obj, const char *key)
+{
+    const cJSON *o = m->s.meta.doc ? cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, obj) : NULL;
+    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15 ? v->valuedouble : -1;
+}
+
+/* What the shim's own threads cost, as meta.json's sampling says (the leader process's). */
+static void shim_cost(struct sbuf *b, const struct run_model *m)
+{
+    double own = meta_nonneg(m, "sampling", "shim_threads_cpu_s");
+    double cpu = meta_nonneg(m, "sampling", "sampled_cpu_s");
+    double wakeups = meta_nonneg(m, "sampling", "shim_threads_wakeups");
+    if (own < 0)
+        return;
+    sbuf_printf(b, "- perfscope's own threads: %.3f CPU s", own);
+    if (cpu > 0)
+        sbuf_printf(b, " (%.2f%% of the %.3f CPU s sampled)", 100.0 * own / cpu, cpu);
+    if (wakeups >= 0)
+        sbuf_printf(b, ", %.0f wakeups", wakeups);
+    sbuf_printf(b, " (the leader process; the signal handler's time is in the target's own)\n");
+}
+
 static void header(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "# perfscope report: ");
@@ -113,6 +137,7 @@ static void header(struct sbuf *b, const struct run_model *m)
                            "and %.3f sampled CPU s\n",
                         hz, run_sampling_hz_weighted(rs), rs->images, rs->images == 1 ? "" : "s", rs->sampled_cpu_s);
     }
+    shim_cost(b, m);
     if (m->un.cpu_s > 0)
         sbuf_printf(b, "- unsampled: %.3f CPU s of %zu thread%s ran with SIGPROF blocked: no sample stands for it "
                        "(Unsampled CPU below)\n",

@@ -9,6 +9,7 @@
 #include "jsonl.h"
 #include "report.h"
 #include "textfile.h"
+#include "html/flametree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,6 +43,21 @@ static long long newest_input(const struct run_model *m)
     return newest;
 }
 
+/* flame.json, written with profile.json by the symbolizer: for report.html only (the report
+ * paths that symbolize). Missing (a symbolizer older than the flame graphs): a note. */
+static int load_flame(struct run_model *m, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (runfolder_path(path, sizeof path, m->dir, RUN_FLAME, NULL, 0) != 0) {
+        reader_error(err, errlen, m->dir, "path too long");
+        return -1;
+    }
+    int rc = flame_load(path, &m->flame, err, errlen);
+    if (rc == 1)
+        snprintf(m->flame_note, sizeof m->flame_note, "no flame.json (run perfscope-symbolize OUT again)");
+    return rc < 0 ? -1 : 0;
+}
+
 static int load_profile(struct run_model *m, int symbolize, char *err, size_t errlen)
 {
     char path[PATH_MAX];
@@ -65,7 +81,9 @@ static int load_profile(struct run_model *m, int symbolize, char *err, size_t er
         return 0;
     if (have < newest && !m->prof_note[0])
         snprintf(m->prof_note, sizeof m->prof_note, "profile.json is older than the samples");
-    return hot_profile_load(path, &m->prof, err, errlen);
+    if (hot_profile_load(path, &m->prof, err, errlen) != 0)
+        return -1;
+    return symbolize ? load_flame(m, err, errlen) : 0;
 }
 
 int run_serial(double wall_share, double cpu_share)
@@ -189,6 +207,7 @@ void run_model_free(struct run_model *m)
         free(m->gr[g].dom);
     free(m->gr);
     hot_profile_free(m->prof);
+    flame_free(m->flame);
     unsampled_free(&m->un);
     group_index_free(&m->gi);
     memory_free(&m->mem);

@@ -5,7 +5,7 @@
  *   err naming the file and what is wrong.
  *   cmd_run: `perfscope-report [--markdown] OUT`: symbolizes when needed, prints the report (on a
  *   terminal in the terminal layout unless markdown, report/util/termfmt.h; else the markdown),
- *   writes OUT/run.json and OUT/report.md (always the markdown); returns the exit status (0, or 2
+ *   writes OUT/run.json, OUT/report.md (always the markdown) and OUT/report.html; returns the exit status (0, or 2
  *   after one line on stderr).
  *   run_record_summary: the same for `perfscope record`, on the stream it is given (the terminal
  *   layout when that stream is a terminal). */
@@ -19,7 +19,7 @@ int run_summarize(const char *dir, char *err, size_t errlen);
 int cmd_run(const char *dir, int markdown);
 
 /* For `perfscope record` when its command has ended: loads dir (symbolizing when report),
- * writes run.json (and report.md when report), and puts on f one line (samples, processes,
+ * writes run.json (and report.md and report.html when report), and puts on f one line (samples, processes,
  * phases, the folder) and, when report, the report's short summary. 0, or -1 with one line in
  * err. */
 int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t errlen);

@@ -307,6 +307,10 @@ cJSON *run_json(const struct run_model *m)
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
     if (cJSON_IsArray(cmd))
         cJSON_AddItemToObject(root, "command", cJSON_Duplicate(cmd, 1));
+    if (m->s.meta.container_image[0]) { /* which image ran: the record of which code this was */
+        cJSON_AddStringToObject(root, "container_image", m->s.meta.container_image);
+        cJSON_AddStringToObject(root, "container_image_id", m->s.meta.container_image_id);
+    }
     cJSON *s = cJSON_AddObjectToObject(root, "sampling");
     if (s) {
         if (m->hz >= 0)

@@ -18,6 +18,8 @@
 #include "summary.h"
 #include "unsampledfile.h"
 
+struct flame_set;
+
 #define RUN_LOG_LINES 40
 /* The serial mark's one rule (run_serial, run.c): one thread holds at least this share of the
  * group's wall AND at least this share of the CPU time (the group's, or a function's in it). */
@@ -54,6 +56,8 @@ struct run_model {
     double none_cpu_s;
     struct hot_profile *prof;
     char prof_note[600];       /* why there are no hot functions, or a caveat */
+    struct flame_set *flame;   /* flame.json (report/html/flametree.h); NULL: none */
+    char flame_note[300];      /* why there is none */
     struct llamabench lb;
     int have_lb;
     struct unsampled un;       /* CPU time no sample stands for (unsampled.jsonl) */
@@ -84,6 +88,9 @@ struct cJSON *run_json(const struct run_model *m);
 
 /* The report as markdown (render.c), in a new buffer; NULL when out of memory. */
 char *run_markdown(const struct run_model *m);
+/* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
+ * memory. */
+char *run_html(const struct run_model *m);
 /* Its short form (the header and the phases table), for `perfscope record`. */
 char *run_markdown_short(const struct run_model *m);
 

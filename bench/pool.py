@@ -1,0 +1,384 @@
+"""bench/pool.py: the thread-pool and fork+exec parts of make bench (standard library only).
+
+Run by bench/run.sh after bench/analyze.py (which writes bench/RESULTS.md whole); each part
+writes its own section of RESULTS.md, replacing its earlier self. Figures, never verdicts that
+fail the bench: exit 0 unless the bench itself could not run.
+
+- thread pool (bench/threadpool.c: as many threads as cores, matrix-vector steps between
+  spinning barriers): profiled over unprofiled throughput (steps per second; the steps are
+  fixed, so the ratio is wall without / wall with) for perfscope, gperftools and
+  `perf record -g` at 199 and 997 Hz, paired and alternated in one session, with an A/A pair.
+- fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
+  parts turned off), paired: extra CPU (the shell and all its children, from wait4) per process.
+- cost per sample, taken apart: bench/sample_cost.c (delivery with a handler that does nothing,
+  then the handler's parts) beside the shim's own figures from the pairs above.
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze  # noqa: E402
+import readers  # noqa: E402
+import report  # noqa: E402
+
+
+def pool_configs(have_gperf, have_perf):
+    c = [{"name": "A/A (no profiler either side)", "kind": "none", "hz": 0}]
+    for hz in (199, 997):
+        c.append({"name": "perfscope %d Hz (defaults)" % hz, "kind": "ps", "hz": hz, "env": {}})
+        if have_gperf:
+            c.append({"name": "gperftools %d Hz" % hz, "kind": "gperf", "hz": hz})
+        if have_perf:
+            c.append({"name": "perf record -g -F %d" % hz, "kind": "perf", "hz": hz})
+    return c
+
+
+def perf_ok():
+    """Whether `perf record -g` of our own child works here (perf_event_paranoid may stop it)."""
+    if not shutil.which("perf"):
+        return False, "perf is not installed"
+    try:
+        p = subprocess.run(["perf", "record", "-q", "-g", "-F", "199", "-o", "/dev/null", "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, "perf record failed: %s" % e
+    if p.returncode != 0:
+        return False, "perf record refused: %s" % p.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    return True, ""
+
+
+def argv_for(cfg, target, work):
+    if cfg["kind"] == "perf":
+        return ["perf", "record", "-g", "-F", str(cfg["hz"]), "-o", os.path.join(work, "perf.data"),
+                "--"] + target
+    return target
+
+
+def env_for(cfg, args, work):
+    env = analyze.clean_env()
+    if cfg["kind"] == "ps":
+        env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work,
+                    "PERFSCOPE_HZ": str(cfg["hz"])})
+        env.update(cfg.get("env", {}))
+    elif cfg["kind"] == "gperf":
+        env.update({"LD_PRELOAD": args.libprofiler, "CPUPROFILE": os.path.join(work, "prof"),
+                    "CPUPROFILE_FREQUENCY": str(cfg["hz"])})
+    return env
+
+
+def samples_of(cfg, work, log_path):
+    if cfg["kind"] == "ps":
+        return readers.perfscope_samples(work)["distinct"]
+    if cfg["kind"] == "gperf":
+        return readers.gperftools_samples(os.path.join(work, "prof"))["distinct"]
+    if cfg["kind"] == "perf":
+        with open(log_path, "rb") as f:
+            m = re.search(rb"\((\d+) samples\)", f.read())
+        return int(m.group(1)) if m else None
+    return None
+
+
+POOL_TIMEOUT_S = 60  # 1.5-3 s on a quiet 2-core machine; oversubscribed, barrier steps wait for time slices
+
+
+def pool_pair(cfg, args, rep):
+    work = os.path.join(args.work, "pool%d" % rep)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    target = [os.path.abspath(args.pool)] + ([str(args.steps)] if args.steps else [])
+    base = analyze.run_once(target, analyze.clean_env(), os.path.join(args.work, "pool_without.log"))
+    log = os.path.join(args.work, "pool_with.log")
+    w = analyze.run_once(argv_for(cfg, target, work), env_for(cfg, args, work), log)
+    pair = {"without": base, "with": w, "error": None, "samples": None}
+    if base["hung"] or w["hung"]:
+        pair["error"] = ("killed after %d s (the machine is oversubscribed: every barrier step waits for a "
+                         "time slice)" % POOL_TIMEOUT_S)
+    elif base["rc"] or w["rc"]:
+        pair["error"] = "exit status %d/%d" % (base["rc"], w["rc"])
+    elif base["out"] != w["out"] or not base["out"]:
+        pair["error"] = "output differs: %r vs %r" % (base["out"], w["out"])
+    else:
+        try:
+            pair["samples"] = samples_of(cfg, work, log)
+        except (OSError, ValueError) as e:
+            pair["error"] = "samples unreadable: %s" % e
+    shutil.rmtree(work, ignore_errors=True)
+    return pair
+
+
+def stat(xs):
+    return (statistics.median(xs), min(xs), max(xs)) if xs else None
+
+
+def fmt(s, f="%.4f"):
+    return ("%s [%s-%s]" % (f, f, f)) % s if s else "-"
+
+
+def pool_section(args, cfgs, pairs, machine, perf_note):
+    L = ["## Thread pool (bench/threadpool.c)", "",
+         "Written by `bench/pool.py` (run by `make bench` after the pairs above). %d threads (one per "
+         "core) each step compute their rows of a 384x384 matrix-vector product, then meet at a "
+         "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of steps (%d), so the "
+         "throughput ratio (profiled over unprofiled steps per second) is wall without / wall with, "
+         "paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
+         "repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
+         "pool needs a quiet machine: with more runnable threads than cores each step waits for a time "
+         "slice, and the ratios mean nothing." % (
+             machine["nproc"], args.steps or 20000, args.n, max(len(v) for v in pairs.values()), machine["loadavg_start"],
+             machine["loadavg_end"]), ""]
+    if perf_note:
+        L += ["`perf record` could not run here: %s (perf_event_paranoid=%s); its rows are missing." % (
+            perf_note, machine["paranoid"]), ""]
+    L += ["| config | throughput ratio | CPU ratio | samples / (wall s x threads x Hz) | pairs ok |",
+          "|---|---|---|---|---|"]
+    rows = {}
+    for c in cfgs:
+        ok = [p for p in pairs[c["name"]] if not p["error"]]
+        thr = stat([p["without"]["wall"] / p["with"]["wall"] for p in ok])
+        cpu = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
+        yl = stat([p["samples"] / (p["with"]["cpu"] * c["hz"]) for p in ok if p["samples"] and c["hz"]])
+        rows[c["name"]] = (c, thr)
+        L.append("| %s | %s | %s | %s | %d/%d |" % (c["name"], fmt(thr), fmt(cpu),
+                                                   fmt(yl, "%.3f") if yl else "-", len(ok), len(pairs[c["name"]])))
+    errs = [(c["name"], p["error"]) for c in cfgs for p in pairs[c["name"]] if p["error"]]
+    L += [""]
+    aa = rows.get(cfgs[0]["name"], (None, None))[1]
+    if aa:
+        L.append("- Noise floor (A/A): throughput ratio %.4f-%.4f." % (aa[1], aa[2]))
+    L.append("- The samples column divides by the profiled run's CPU seconds (user+sys) x the rate: "
+             "spinning at the barrier is CPU time too, and is sampled.")
+    noise = max(abs(aa[1] - 1), abs(aa[2] - 1)) if aa else None
+    unresolved = (" (not resolved: the A/A pairs spread %.2f%%, more than the 1%% target)" % (noise * 100)
+                  if noise is not None and noise > 0.01 else "")
+    ps199 = rows.get("perfscope 199 Hz (defaults)", (None, None))[1]
+    if ps199:
+        loss = 1 - ps199[0]
+        L.append("- target: at most 1%% throughput loss at 199 Hz: perfscope %.4f (loss %.2f%%) -> %s%s" % (
+            ps199[0], loss * 100, "met" if loss <= 0.01 else "MISSED", unresolved))
+    ps997 = rows.get("perfscope 997 Hz (defaults)", (None, None))[1]
+    pr997 = rows.get("perf record -g -F 997", (None, None))[1]
+    if ps997 and pr997:
+        L.append("- target: at 997 Hz no worse than `perf record -g` at 997 Hz: perfscope %.4f vs perf "
+                 "%.4f -> %s%s" % (ps997[0], pr997[0], "met" if ps997[0] >= pr997[0] else "MISSED", unresolved))
+    elif ps997:
+        L.append("- target at 997 Hz against `perf record -g`: not measured (%s)." % (perf_note or "no perf rows"))
+    for name, e in errs:
+        L.append("- failed pair, %s: %s" % (name, e))
+    return L
+
+
+FORK_CONFIGS = [
+    {"name": "A/A (no shim either side)", "env": None},
+    {"name": "shim, defaults (199 Hz, tick timer)", "env": {}},
+    {"name": "shim, PERFSCOPE_HZ=0 (no sampling: no sample files, maps, clocks, libunwind)",
+     "env": {"PERFSCOPE_HZ": "0"}},
+    {"name": "shim, 997 Hz (perf events)", "env": {"PERFSCOPE_HZ": "997"}},
+    {"name": "the shim's libraries alone (libunwind, cjson, zlib preloaded: the loader's share)",
+     "env": "libs"},
+]
+LIBS = "libunwind.so.8:libcjson.so.1:libz.so.1"
+
+
+def fork_env(cfg, args, work):
+    env = analyze.clean_env()
+    if cfg["env"] == "libs":
+        env["LD_PRELOAD"] = LIBS
+    elif cfg["env"] is not None:
+        env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work})
+        env.update(cfg["env"])
+    return env
+
+
+def fork_pair(cfg, args, rep):
+    work = os.path.join(args.work, "fork%d" % rep)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    argv = ["bash", "-c", 'for ((i = 0; i < %d; i++)); do /bin/true; done; echo "checksum done"' % args.procs]
+    base = analyze.run_once(argv, analyze.clean_env(), os.path.join(args.work, "fork_without.log"))
+    w = analyze.run_once(argv, fork_env(cfg, args, work), os.path.join(args.work, "fork_with.log"))
+    err = None
+    if base["rc"] or w["rc"] or base["out"] != w["out"]:
+        err = "exit status %d/%d, output %r/%r" % (base["rc"], w["rc"], base["out"], w["out"])
+    procs = None
+    path = os.path.join(work, "procs.jsonl")
+    if cfg["env"] not in (None, "libs") and os.path.exists(path):
+        with open(path) as f:
+            procs = sum(1 for line in f if '"exit"' in line)
+    shutil.rmtree(work, ignore_errors=True)
+    return {"without": base, "with": w, "error": err, "exits": procs}
+
+
+def fork_section(args, pairs, machine):
+    L = ["## Fork+exec: what each process pays", "",
+         "Written by `bench/pool.py`. A bash loop runs /bin/true %d times; each pair runs it without, "
+         "then with (BENCH_FORK_N=%d pairs, alternated and rotated). Extra CPU per process = (CPU with - "
+         "CPU without) / %d, the CPU being user+sys of the shell and all its children (wait4). Every "
+         "process of the loop is measured with the shim: the shell's fork child, its exec and /bin/true. "
+         "Load average at start %s, at end %s." % (args.procs, args.fork_n, args.procs,
+                                                  machine["loadavg_start"], machine["loadavg_end"]), "",
+         "| config | extra CPU ms / process | CPU ratio | exit lines / processes | pairs ok |",
+         "|---|---|---|---|---|"]
+    med = {}
+    for c in FORK_CONFIGS:
+        ok = [p for p in pairs[c["name"]] if not p["error"]]
+        d = stat([(p["with"]["cpu"] - p["without"]["cpu"]) / args.procs * 1e3 for p in ok])
+        r = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
+        ex = [p["exits"] for p in ok if p["exits"] is not None]
+        med[c["name"]] = d
+        L.append("| %s | %s | %s | %s | %d/%d |" % (c["name"], fmt(d, "%.3f"), fmt(r), "%d / %d" % (
+            statistics.median(ex), args.procs) if ex else "-", len(ok), len(pairs[c["name"]])))
+    L.append("")
+    d = med.get(FORK_CONFIGS[1]["name"])
+    if d:
+        L.append("- target: at most +0.3 ms CPU per process (defaults): %+.3f ms -> %s" % (
+            d[0], "met" if d[0] <= 0.3 else "MISSED"))
+    aa = med.get(FORK_CONFIGS[0]["name"])
+    if aa:
+        L.append("- Noise floor (A/A): %+.3f..%+.3f ms per process." % (aa[1], aa[2]))
+    dflt, hz0, perf, libs = (med.get(c["name"]) for c in FORK_CONFIGS[1:5])
+    if dflt and hz0 and perf and libs:
+        L.append("- Where it goes (medians, ms per process): the loader mapping the shim's libraries %.3f; "
+                 "the shim's start and end without sampling (constructor, fork handler, procs.jsonl lines, "
+                 "leader lock, writer thread, exit path) %.3f; sampling on top (sample file and maps created, "
+                 "the first maps snapshot, libunwind's first use, the tick timer) %.3f; perf events instead of "
+                 "the tick timer (997 Hz) %+.3f more." % (libs[0], hz0[0] - libs[0], dflt[0] - hz0[0],
+                                                          perf[0] - dflt[0]))
+    L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "
+             "(the shell's own exit line too) must all be there, lazy start or not.")
+    return L
+
+
+def cost_section(args):
+    """bench/sample_cost's medians: -> the section's lines."""
+    try:
+        p = subprocess.run([os.path.abspath(args.cost), str(args.cost_rounds), "997"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, timeout=300)
+        text = p.stdout.decode(errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        text = ""
+        print("bench: sample_cost failed: %s" % e)
+    res = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0] == "mode":
+            res[f[1]] = None if f[2] == "refused" else (float(f[3]), float(f[5]), float(f[7]), int(f[9]))
+    L = ["## Cost per sample, taken apart (bench/sample_cost.c)", "",
+         "Written by `bench/pool.py`. One thread runs fixed work at the leaf of a 40-deep call chain "
+         "under a perf task-clock at 997 Hz set up as the shim sets it up; each mode adds a part of "
+         "what the shim's handler does; cost per signal = (the thread's CPU clock, handler and kernel "
+         "included, minus the same work without a clock in the same round) / signals; medians of %d "
+         "rounds [min-max], modes rotated each round. Load average %s." % (args.cost_rounds, report.loadavg()), "",
+         "| mode | what it adds | us / signal | signals a round |", "|---|---|---|---|"]
+    what = {"ring": "the kernel: timer interrupt, overflow, SIGPROF through the ring buffer's wakeup, "
+                    "signal frame and return (a handler that does nothing)",
+            "sigtrap": "the same with synchronous SIGTRAP delivery (no wakeup through irq_work)",
+            "fp": "ring + clock_gettime + a 40-frame frame-pointer walk into a slot",
+            "libunwind": "ring + clock_gettime + unw_backtrace (libunwind's caching fast tracer)",
+            "unw_step": "ring + clock_gettime + libunwind step by step from the signal context"}
+    for m in ("ring", "sigtrap", "fp", "libunwind", "unw_step"):
+        r = res.get(m)
+        L.append("| %s | %s | %s | %s |" % (m, what[m], "%.1f [%.1f-%.1f]" % r[:3] if r else
+                                              ("refused" if m in res else "-"), r[3] if r else "-"))
+    L.append("")
+    if res.get("ring") and res.get("libunwind") and res.get("fp"):
+        ring, unw, fp = res["ring"][0], res["libunwind"][0], res["fp"][0]
+        L.append("- Of a libunwind sample on ring delivery (%.1f us here): delivery %.1f us, the handler's "
+                 "clock read, walk and copy %.1f us with libunwind (%.1f us with frame pointers)." % (
+                     unw, ring, unw - ring, fp - ring))
+    if res.get("sigtrap") and res.get("ring"):
+        L.append("- Synchronous SIGTRAP delivery costs %+.1f us a signal against ring delivery. It is not "
+                 "the default: a debugger attached (or attaching) to the target is stopped by every "
+                 "sample, and nothing can tell it apart before the debugger sees it." % (
+                     res["sigtrap"][0] - res["ring"][0]))
+    L.append("- The shim's whole cost per delivered sample is in the first table (us / sample: the pairs' "
+             "extra CPU over distinct samples) and the shim's threads' share in the second (shim threads us / sample); "
+             "the difference from this probe is the shim's ring push, thread lookup and the signal "
+             "arriving in a bigger process.")
+    return L
+
+
+def replace_section(path, title, lines):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    start = text.find(title)
+    if start >= 0:
+        nxt = text.find("\n## ", start + len(title))
+        # keep sub-sections that belong to this one (none today): cut up to the next "## "
+        text = text[:start].rstrip("\n") + ("\n\n" + text[nxt + 1:] if nxt >= 0 else "")
+    text = text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pool", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--libprofiler", default="")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--n", type=int, default=6)
+    ap.add_argument("--budget", type=float, default=300, help="stop starting thread-pool repetitions after this")
+    ap.add_argument("--fork-n", type=int, default=6)
+    ap.add_argument("--procs", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--cost", default="")
+    ap.add_argument("--cost-rounds", type=int, default=9)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    have_perf, perf_note = perf_ok()
+    cfgs = pool_configs(bool(args.libprofiler), have_perf)
+    machine = report.machine_info()
+    start = time.monotonic()
+    print("bench: thread pool, %d configurations x %d pairs; load %s" % (len(cfgs), args.n,
+                                                                       machine["loadavg_start"]), flush=True)
+    pairs = {c["name"]: [] for c in cfgs}
+    analyze.RUN_TIMEOUT_S = POOL_TIMEOUT_S
+    reps = 0
+    for rep in range(args.n):
+        elapsed = time.monotonic() - start
+        if reps and elapsed + elapsed / reps > args.budget:
+            print("bench: thread-pool time budget (%.0f s) reached after %d repetitions" % (args.budget, reps))
+            break
+        reps += 1
+        order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
+        for c in order:
+            p = pool_pair(c, args, rep)
+            pairs[c["name"]].append(p)
+            print("  rep %d  %-36s throughput %.4f  samples %s%s" % (
+                rep + 1, c["name"], p["without"]["wall"] / p["with"]["wall"], p["samples"],
+                ("  ERROR " + p["error"]) if p["error"] else ""), flush=True)
+    machine["loadavg_end"] = report.loadavg()
+    replace_section(args.results, "## Thread pool", pool_section(args, cfgs, pairs, machine, perf_note))
+
+    analyze.RUN_TIMEOUT_S = 90
+    machine["loadavg_start"] = report.loadavg()
+    fpairs = {c["name"]: [] for c in FORK_CONFIGS}
+    for rep in range(args.fork_n):
+        order = FORK_CONFIGS[rep % len(FORK_CONFIGS):] + FORK_CONFIGS[:rep % len(FORK_CONFIGS)]
+        for c in order:
+            p = fork_pair(c, args, rep)
+            fpairs[c["name"]].append(p)
+            print("  rep %d  %-40.40s extra %.3f ms/process%s" % (
+                rep + 1, c["name"], (p["with"]["cpu"] - p["without"]["cpu"]) / args.procs * 1e3,
+                ("  ERROR " + p["error"]) if p["error"] else ""), flush=True)
+    machine["loadavg_end"] = report.loadavg()
+    replace_section(args.results, "## Fork+exec", fork_section(args, fpairs, machine))
+    if args.cost:
+        replace_section(args.results, "## Cost per sample, taken apart", cost_section(args))
+    print("bench: thread pool and fork+exec sections written (%.0f s)" % (time.monotonic() - start))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+/* bench/sample_cost.c: where the CPU time of one stack sample goes, for `make bench`.
+ * One thread runs a fixed amount of work at the leaf of a 40-deep call chain (as
+ * bench/target.c) under a per-thread perf task-clock at RATE Hz, set up the way the shim sets it
+ * up (user time only; overflow signalled as SIGPROF through a read-only two-page ring buffer,
+ * or as a synchronous SIGTRAP), with handlers that do more and more of what the shim's does:
+ *   none      no clock (the baseline);
+ *   ring      ring delivery, a handler that returns at once: the kernel's timer interrupt,
+ *             the overflow, the signal's delivery and return;
+ *   sigtrap   the same with synchronous SIGTRAP delivery;
+ *   fp        ring + clock_gettime + a frame-pointer walk into a preallocated slot;
+ *   libunwind ring + clock_gettime + unw_backtrace (libunwind's caching fast tracer) into it;
+ *   unw_step  ring + clock_gettime + libunwind's step-by-step walk from the signal context.
+ * The thread's own CPU clock (user + system, handler included) over the same work, per mode,
+ * alternated over ROUNDS rounds; cost per signal = (CPU - CPU of `none` in the same round) /
+ * signals, medians printed one line per mode: "mode NAME us_per_signal X signals N".
+ * It only measures: it is not the shim and shares no code with it.
+ * Build: -O2 -g -fno-omit-frame-pointer -pthread -lunwind.
+ * Usage: sample_cost [rounds] [rate] [main]. */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <fcntl.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+
+enum { M_NONE, M_RING, M_SIGTRAP, M_FP, M_UNW, M_STEP, M_COUNT };
+static const char *names[M_COUNT] = { "none", "ring", "sigtrap", "fp", "libunwind", "unw_step" };
+
+static volatile int mode;
+static volatile uint64_t signals;
+static uint64_t slot[128];
+static uintptr_t stack_lo, stack_hi;
+
+static uint32_t walk_fp(const ucontext_t *uc, uint64_t *frames, uint32_t max)
+{
+    uint32_t n = 0;
+    frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    while (n < max && fp >= stack_lo && fp + 16 <= stack_hi && !(fp & 7)) {
+        uintptr_t next = ((const uintptr_t *)fp)[0];
+        frames[n++] = ((const uintptr_t *)fp)[1];
+        if (next <= fp)
+            break;
+        fp = next;
+    }
+    return n;
+}
+
+static uint32_t walk_step(ucontext_t *uc, uint64_t *frames, uint32_t max)
+{
+    unw_cursor_t c;
+    uint32_t n = 0;
+    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+        return 0;
+    do {
+        unw_word_t ip;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+            break;
+        frames[n++] = ip;
+    } while (n < max && unw_step(&c) > 0);
+    return n;
+}
+
+static void handler(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    (void)si;
+    signals++;
+    int m = mode;
+    if (m == M_RING || m == M_SIGTRAP)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    slot[0] = (uint64_t)ts.tv_nsec;
+    if (m == M_FP)
+        slot[1] = walk_fp(ucv, slot + 2, 64);
+    else if (m == M_UNW)
+        slot[1] = (uint64_t)unw_backtrace((void **)(slot + 2), 80);
+    else if (m == M_STEP)
+        slot[1] = walk_step(ucv, slot + 2, 64);
+}
+
+__attribute__((noinline)) static uint64_t leaf(uint64_t x, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        x ^= x >> 29;
+    }
+    return x;
+}
+#define LINK(k, next)                                                      \
+    __attribute__((noinline)) static uint64_t f##k(uint64_t x, uint64_t n) \
+    {                                                                      \
+        uint64_t r = next(x + k, n);                                       \
+        __asm__ volatile("" : "+r"(r));                                    \
+        return r + k;                                                      \
+    }
+LINK(39, leaf) LINK(38, f39) LINK(37, f38) LINK(36, f37) LINK(35, f36)
+LINK(34, f35) LINK(33, f34) LINK(32, f33) LINK(31, f32) LINK(30, f31)
+LINK(29, f30) LINK(28, f29) LINK(27, f28) LINK(26, f27) LINK(25, f26)
+LINK(24, f25) LINK(23, f24) LINK(22, f23) LINK(21, f22) LINK(20, f21)
+LINK(19, f20) LINK(18, f19) LINK(17, f18) LINK(16, f17) LINK(15, f16)
+LINK(14, f15) LINK(13, f14) LINK(12, f13) LINK(11, f12) LINK(10, f11)
+LINK(9, f10)  LINK(8, f9)   LINK(7, f8)   LINK(6, f7)   LINK(5, f6)
+LINK(4, f5)   LINK(3, f4)   LINK(2, f3)   LINK(1, f2)   LINK(0, f1)
+
+static int open_clock(int sigtrap, unsigned rate, void **rb)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = 1000000000ull / rate;
+    a.wakeup_events = 1;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    if (sigtrap) {
+        a.sigtrap = 1;
+        a.remove_on_exec = 1;
+    }
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    *rb = NULL;
+    if (!sigtrap) {
+        long page = sysconf(_SC_PAGESIZE);
+        *rb = mmap(NULL, 2 * (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+        struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = (pid_t)syscall(SYS_gettid) };
+        if (*rb == MAP_FAILED || fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 ||
+            fcntl(fd, F_SETSIG, SIGPROF) < 0 || fcntl(fd, F_SETOWN_EX, &owner) < 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int g_argc;
+static char **g_argv;
+static int measure(void);
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    return (void *)(intptr_t)measure();
+}
+
+/* The measuring runs on a thread of its own by default, as an engine's workers do (libunwind
+ * 1.6's fast tracer gives up at the main thread's outermost C library frames and walks the
+ * whole stack again step by step there: "main" as the third argument measures that). */
+int main(int argc, char **argv)
+{
+    g_argc = argc;
+    g_argv = argv;
+    if (argc > 3 && strcmp(argv[3], "main") == 0)
+        return measure();
+    pthread_t t;
+    void *rc;
+    if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, &rc) != 0)
+        return 2;
+    return (int)(intptr_t)rc;
+}
+
+static int measure(void)
+{
+    int argc = g_argc;
+    char **argv = g_argv;
+    int rounds = argc > 1 ? atoi(argv[1]) : 7;
+    unsigned rate = argc > 2 ? (unsigned)atoi(argv[2]) : 997;
+    uint64_t iters = 150000000ull; /* ~0.3 s of CPU */
+    if (rounds < 1 || rounds > 99 || rate < 1)
+        return 2;
+    char here;
+    stack_hi = (uintptr_t)&here + 4096;
+    stack_lo = (uintptr_t)&here - (1u << 20);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigaction(SIGPROF, &sa, NULL);
+    sigaction(SIGTRAP, &sa, NULL);
+    void *warm[8];
+    unw_backtrace(warm, 8); /* libunwind's first-use set-up, outside any handler */
+    static double cost[M_COUNT][99];
+    static uint64_t nsig[M_COUNT][99];
+    int refused[M_COUNT] = { 0 };
+    uint64_t sink = 0;
+    for (int r = 0; r < rounds; r++) {
+        double base = 0;
+        for (int k = 0; k < M_COUNT; k++) {
+            int m = (k + r) % M_COUNT; /* rotate the order each round */
+            void *rb = NULL;
+            int fd = -1;
+            if (m != M_NONE) {
+                fd = open_clock(m == M_SIGTRAP, rate, &rb);
+                if (fd < 0) {
+                    refused[m] = 1;
+                    continue;
+                }
+            }
+            mode = m;
+            signals = 0;
+            double t0 = thread_cpu();
+            if (fd >= 0)
+                ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+            sink ^= f0(sink + (uint64_t)r, iters);
+            if (fd >= 0)
+                ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+            double t1 = thread_cpu();
+            if (rb)
+                munmap(rb, 2 * (size_t)sysconf(_SC_PAGESIZE));
+            if (fd >= 0)
+                close(fd);
+            cost[m][r] = t1 - t0;
+            nsig[m][r] = signals;
+            if (m == M_NONE)
+                base = t1 - t0;
+        }
+        /* the baseline of this round, whatever the order */
+        for (int m = 1; m < M_COUNT; m++)
+            cost[m][r] = nsig[m][r] ? (cost[m][r] - (base ? base : cost[M_NONE][r])) / (double)nsig[m][r] * 1e6 : 0;
+    }
+    for (int m = 1; m < M_COUNT; m++) {
+        if (refused[m]) {
+            printf("mode %s refused\n", names[m]);
+            continue;
+        }
+        double c[99];
+        uint64_t s[99];
+        for (int r = 0; r < rounds; r++) {
+            c[r] = cost[m][r];
+            s[r] = nsig[m][r];
+        }
+        qsort(c, (size_t)rounds, sizeof c[0], cmp);
+        printf("mode %s us_per_signal %.2f min %.2f max %.2f signals %llu\n", names[m], c[rounds / 2], c[0],
+               c[rounds - 1], (unsigned long long)s[0]);
+    }
+    fprintf(stderr, "sink %llx\n", (unsigned long long)sink);
+    return 0;
+}
