@@ -46,7 +46,7 @@ const struct report_command report_commands[] = {
      "the report of one run folder: prints it (aligned tables on a terminal, the markdown with --markdown or "
      "when not a terminal), writes OUT/report.md, OUT/report.html and OUT/run.json"},
     {"diff", cmd_diff, "diff [--noise FILE [--case LABEL]] [--json] A... -- B...\n"
-     "       diff --profiles [--json] [--min-pp X] A... -- B...",
+     "       diff --profiles [--json] [--html FILE] [--min-pp X] A... -- B...",
      "the A/B judgement of two sets of runs; with --profiles, which functions changed per phase "
      "(docs/diff.md)"},
     {"noise", cmd_noise, "noise NULL_MATRIX.json", "the noise floor from an A/A matrix (docs/diff.md)"},

@@ -9,6 +9,7 @@ function-level diff.
 """
 import json
 import os
+import re
 
 from checks import check, finish, require
 from report_matrix import build, load, matrix, table_md
@@ -114,7 +115,8 @@ def test_warnings():
 
 def test_profile():
     """--profile 2: two sampled runs a side after the judged arms, in profile_* folders, never
-    judged; their function-level diff in functions.md and functions.json."""
+    judged; their function-level diff in functions.md, functions.json and functions.html (one
+    differential flame graph per group, nothing fetched)."""
     p = matrix({"cases": [{"label": "mixed", "binary": "engine"}]}, "--a", "A=A", "--b", "B=B",
                "--precheck", "off", "--order", "AB", "--profile", "2", out="prof")
     require(p.returncode == 0, "profile matrix exit %d: %s" % (p.returncode, p.stderr))
@@ -129,6 +131,9 @@ def test_profile():
     check(len(fj["a_runs"]) == 2 and len(fj["b_runs"]) == 2 and [g["group"] for g in fj["groups"]][:2] == ["prefill", "decode"],
           "functions.json: %s" % {k: fj[k] for k in ("a_runs", "b_runs")})
     check(os.path.isfile("prof/mixed/functions.md") and "functions: " in p.stdout, "functions.md written and named")
+    page = open("prof/mixed/functions.html", encoding="utf-8").read() if os.path.isfile("prof/mixed/functions.html") else ""
+    check(page.count('class="ps-fig ps-flame"') == len(fj["groups"]) and not re.search(r"https?:", page),
+          "functions.html: %d flame graphs for %d groups" % (page.count('class="ps-fig ps-flame"'), len(fj["groups"])))
 
 
 if __name__ == "__main__":

@@ -116,6 +116,10 @@ def main():
     check(not re.search(r"https?:", text), "report.html holds an http:/https: string: %r" %
           re.search(r".{0,60}https?:.{0,60}", text).group(0) if re.search(r"https?:", text) else "")
     check(not re.search(r"\s(src|href)\s*=", text), "report.html has a src= or href= attribute")
+    own = json.load(open(os.path.join(out, "meta.json"))).get("sampling", {}).get("shim_threads_cpu_s")
+    m = re.search(r"perfscope&#39;s own threads: ([0-9.]+) CPU s", text)
+    check(own is not None and m and abs(float(m.group(1)) - own) < 0.0006,
+          "the shim's own cost: meta.json %r, report.html %r" % (own, m and m.group(1)))
     prof = json.load(open(os.path.join(out, "profile.json")))
     folded = os.path.join(out, "stacks.folded")
     first = expect["frames"][0]
@@ -194,4 +198,5 @@ def main():
     finish()
 
 
-main()
+if __name__ == "__main__":
+    main()

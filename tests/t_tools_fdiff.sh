@@ -3,7 +3,8 @@
 # on tests/targets/fd_target.c built twice (B spends 50% more CPU in kern_ffn, in decode): 5
 # profiled runs a side name kern_ffn first, significant; 20 seeded
 # A/A trials on run folders made from one real run (tests/fdiff_check.py) stay within chance;
-# bad input is one line and exit 2. The runs are under $SHIM; the tool is $TOOLS's.
+# bad input is one line and exit 2. --html FILE's differential flame graph is opened in headless
+# Chromium (tests/fdiff_html_check.py; that part skipped, said in one line, without chromium). The runs are under $SHIM; the tool is $TOOLS's.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -19,4 +20,10 @@ for i in 1 2 3 4 5; do
   done
 done
 py_check fdiff "$ROOT/tests/fdiff_check.py" "$TOOL" "$W"
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$browser" ]; then
+  py_check "fdiff --html in chromium" "$ROOT/tests/fdiff_html_check.py" "$TOOL" "$W" "$browser"
+else
+  note "chromium is not installed (apt-get install chromium): diff --html not checked in a browser"
+fi
 checks_done

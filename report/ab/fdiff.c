@@ -468,13 +468,13 @@ oom:
 
 /* ---- output ---- */
 
-static const char *unit_word(const struct fd_group *g)
+const char *fd_unit_word(const struct fd_group *g)
 {
     return g->per_token ? "CPU per token" : "CPU per second of wall";
 }
 
 /* A value per unit: ms per token, or CPU seconds per wall second. */
-static void fmt_value(const struct fd_group *g, double v, char *buf, size_t size)
+void fd_fmt_value(const struct fd_group *g, double v, char *buf, size_t size)
 {
     if (g->per_token)
         snprintf(buf, size, "%.4g ms", v * 1000.0);
@@ -482,7 +482,7 @@ static void fmt_value(const struct fd_group *g, double v, char *buf, size_t size
         snprintf(buf, size, "%.4g s/s", v);
 }
 
-static void fmt_p(double p, char *buf, size_t size)
+void fd_fmt_p(double p, char *buf, size_t size)
 {
     if (p < 0)
         snprintf(buf, size, "-");
@@ -520,16 +520,16 @@ void fd_render(FILE *f, const struct fd_set *s, const struct fd_result *r)
                 top = &g->f[j];
         fprintf(f, "\n%s %+.1f%%", name, g->total.pp);
         if (top) {
-            fmt_p(top->self.p, p, sizeof p);
+            fd_fmt_p(top->self.p, p, sizeof p);
             fprintf(f, ": %s %+.1f pp of it (p %s)\n", strpool_str(&s->pool, top->name),
                     top->self.pp, p);
         } else {
             fprintf(f, ": no function changed by %.1f pp or more\n", s->floor_pp);
         }
-        fmt_p(g->total.p, p, sizeof p);
-        fmt_value(g, g->total.a, a, sizeof a);
-        fmt_value(g, g->total.b, b, sizeof b);
-        fprintf(f, "%s: A %s, B %s (p %s)\n", unit_word(g), a, b, p);
+        fd_fmt_p(g->total.p, p, sizeof p);
+        fd_fmt_value(g, g->total.a, a, sizeof a);
+        fd_fmt_value(g, g->total.b, b, sizeof b);
+        fprintf(f, "%s: A %s, B %s (p %s)\n", fd_unit_word(g), a, b, p);
         if (g->shown) {
             fprintf(f, "\n| function | self A | self B | self | share of the change | p | "
                        "p (Holm) | inclusive A | inclusive B | inclusive | p |\n"
@@ -539,13 +539,13 @@ void fd_render(FILE *f, const struct fd_set *s, const struct fd_result *r)
                 if (!fn->shown)
                     continue;
                 char sa[48], sb[48], ia[48], ib[48], sp[32], ip[32], hp[40];
-                fmt_value(g, fn->self.a, sa, sizeof sa);
-                fmt_value(g, fn->self.b, sb, sizeof sb);
-                fmt_value(g, fn->incl.a, ia, sizeof ia);
-                fmt_value(g, fn->incl.b, ib, sizeof ib);
-                fmt_p(fn->self.p, sp, sizeof sp);
-                fmt_p(fn->incl.p, ip, sizeof ip);
-                fmt_p(fn->self.p_holm, hp, sizeof hp);
+                fd_fmt_value(g, fn->self.a, sa, sizeof sa);
+                fd_fmt_value(g, fn->self.b, sb, sizeof sb);
+                fd_fmt_value(g, fn->incl.a, ia, sizeof ia);
+                fd_fmt_value(g, fn->incl.b, ib, sizeof ib);
+                fd_fmt_p(fn->self.p, sp, sizeof sp);
+                fd_fmt_p(fn->incl.p, ip, sizeof ip);
+                fd_fmt_p(fn->self.p_holm, hp, sizeof hp);
                 if (fn->significant)
                     strcat(hp, " **significant**");
                 fprintf(f, "| ");
@@ -569,7 +569,7 @@ void fd_render(FILE *f, const struct fd_set *s, const struct fd_result *r)
             qsort(top_incl, ni, sizeof *top_incl, by_incl_pp);
             fprintf(f, "\nInclusive (with callees):");
             for (size_t j = 0; j < ni && j < FDIFF_INCL_SHOWN; j++) {
-                fmt_p(g->f[top_incl[j]].incl.p, p, sizeof p);
+                fd_fmt_p(g->f[top_incl[j]].incl.p, p, sizeof p);
                 fprintf(f, "%s %s %+.1f pp (p %s)", j ? "," : "",
                         strpool_str(&s->pool, g->f[top_incl[j]].name), g->f[top_incl[j]].incl.pp, p);
             }

@@ -81,6 +81,14 @@ void fd_set_free(struct fd_set *s);
 
 /* The text: per group a headline ("decode +8.1%: f +6.2 pp of it (p 0.008)") and a table. */
 void fd_render(FILE *f, const struct fd_set *s, const struct fd_result *r);
+/* The same as a page (fdiff_html.c): per group a differential flame graph and the table. The
+ * text (caller frees), NULL when out of memory. */
+char *fd_html(const struct fd_set *s, const struct fd_result *r);
+/* The table's words and numbers, shared by the text and the page: "CPU per token" or "CPU per
+ * second of wall"; a value per unit ("0.512 ms" per token, "0.98 s/s"); a p-value ("-": none). */
+const char *fd_unit_word(const struct fd_group *g);
+void fd_fmt_value(const struct fd_group *g, double v, char *buf, size_t size);
+void fd_fmt_p(double p, char *buf, size_t size);
 /* The same as JSON (docs/diff.md), stacks included. NULL when out of memory. */
 cJSON *fd_json(const struct fd_set *s, const struct fd_result *r);
 

@@ -1,8 +1,10 @@
-/* fdiff_cmd.c: `perfscope-report diff --profiles [--json] [--min-pp X] A... -- B...` (fdiff.h):
+/* fdiff_cmd.c: `perfscope-report diff --profiles [--json] [--html FILE] [--min-pp X] A... -- B...` (fdiff.h):
  * each argument a profiled run folder or a folder of them (its subfolders that hold a run, in
- * version order, as diff takes them). It must never print before every run is read: bad input
+ * version order, as diff takes them); --html FILE also writes the page (fdiff_html.c) through
+ * format/outfile.c. It must never print before every run is read: bad input
  * is one line on stderr and exit 2. */
 #include "fdiff.h"
+#include "outfile.h"
 #include "report.h"
 #include "runfolder.h"
 
@@ -15,7 +17,7 @@
 
 static int usage(void)
 {
-    report_fail("usage: perfscope-report diff --profiles [--json] [--min-pp X] A... -- B...");
+    report_fail("usage: perfscope-report diff --profiles [--json] [--html FILE] [--min-pp X] A... -- B...");
     return REPORT_BAD_INPUT;
 }
 
@@ -64,6 +66,7 @@ static int add_arg(struct fd_set *s, int side, const char *arg, char *err, size_
 int cmd_fdiff(int argc, char **argv)
 {
     int json = 0, sep = -1, nargs[2] = {0, 0};
+    const char *html = NULL;
     struct fd_set s;
     memset(&s, 0, sizeof s);
     s.floor_pp = FDIFF_FLOOR_PP;
@@ -74,6 +77,10 @@ int cmd_fdiff(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--profiles") == 0) {
             continue;
+        } else if (strcmp(argv[i], "--html") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return usage();
+            html = argv[++i];
         } else if (strcmp(argv[i], "--min-pp") == 0) {
             char *end;
             if (i + 1 >= argc)
@@ -97,7 +104,7 @@ int cmd_fdiff(int argc, char **argv)
     for (int i = 0, side = 0; rc == 0 && i < argc; i++) {
         if (i == sep)
             side = 1;
-        else if (strcmp(argv[i], "--min-pp") == 0)
+        else if (strcmp(argv[i], "--min-pp") == 0 || strcmp(argv[i], "--html") == 0)
             i++;
         else if (argv[i][0] != '-' || !argv[i][1])
             rc = add_arg(&s, side, argv[i], err, sizeof err);
@@ -110,6 +117,17 @@ int cmd_fdiff(int argc, char **argv)
         report_fail("%s", err);
         fd_set_free(&s);
         return REPORT_BAD_INPUT;
+    }
+    if (html) {
+        char *page = fd_html(&s, &r);
+        if (!page || outfile_write_all(html, page, strlen(page), err, sizeof err) != 0) {
+            report_fail("%s", page ? err : "diff --profiles --html: out of memory");
+            free(page);
+            fd_result_free(&r);
+            fd_set_free(&s);
+            return REPORT_BAD_INPUT;
+        }
+        free(page);
     }
     if (json) {
         cJSON *o = fd_json(&s, &r);

@@ -340,7 +340,7 @@ static int add_warnings(cJSON *entry, const char *label, const struct warnings *
 }
 
 /* The profiled arms of a case (--profile N: A and B alternating, N each), never judged, then
- * which functions changed: <case>/functions.md and functions.json. Their records go into
+ * which functions changed: <case>/functions.md, functions.json and functions.html. Their records go into
  * *records; the headline lines of functions.md to stdout. 0, -1 when interrupted, -2 on an
  * error. */
 static int profile_case(const struct matrix_opts *o, const struct mcase *c, const char *case_dir,
@@ -382,7 +382,7 @@ static int profile_case(const struct matrix_opts *o, const struct mcase *c, cons
         size_t len = 0;
         FILE *mem = open_memstream(&text, &len);
         cJSON *json = fd_json(&fs, &fr);
-        char path[PATH_MAX];
+        char path[PATH_MAX], *page = NULL;
         if (mem) {
             fd_render(mem, &fs, &fr);
             fclose(mem);
@@ -390,8 +390,10 @@ static int profile_case(const struct matrix_opts *o, const struct mcase *c, cons
         snprintf(path, sizeof path, "%s/functions.md", case_dir);
         if (!text || !json || outfile_write_all(path, text, len, err, sizeof err) != 0 ||
             (snprintf(path, sizeof path, "%s/functions.json", case_dir),
-             outfile_write_json(path, json, err, sizeof err) != 0)) {
-            report_fail("%s", text && json ? err : "out of memory");
+             outfile_write_json(path, json, err, sizeof err) != 0) ||
+            (snprintf(path, sizeof path, "%s/functions.html", case_dir),
+             !(page = fd_html(&fs, &fr)) || outfile_write_all(path, page, strlen(page), err, sizeof err) != 0)) {
+            report_fail("%s", text && json && (page || !strstr(path, ".html")) ? err : "out of memory");
             rc = -2;
         } else {
             /* the headlines: "decode +8.1%: f +6.2 pp of it (p 0.008)", after a blank line */
@@ -407,6 +409,7 @@ static int profile_case(const struct matrix_opts *o, const struct mcase *c, cons
             printf("  functions: %s/functions.md\n", case_dir);
         }
         free(text);
+        free(page);
         cJSON_Delete(json);
     }
     fd_result_free(&fr);

@@ -6,7 +6,7 @@
  * Inline frames are hatched, frames of a cut stack ("[truncated]") are grey with a cross-hatch.
  * Colours: one sequential palette by module (dark blue to yellow, readable in grey and for
  * colour-blind readers); a tree whose nodes carry "d" (a differential graph) is coloured by it
- * from blue (less) to orange (more). The page's URL hash "#search=TEXT" fills every search box.
+ * from blue (less) to orange (more), each frame's value in data-d. The page's URL hash "#search=TEXT" fills every search box.
  * What it drew goes into the DOM as data attributes (data-samples, data-width in px, data-share
  * in %), so a headless browser's DOM dump can be checked. It must never fetch anything. */
 (function () {
@@ -30,7 +30,21 @@
     return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   }
 
+  function num(x) { return Math.abs(x) >= 100 ? x.toFixed(1) : x.toPrecision(4); }
+
+  /* a differential node (perfscope diff --html): "v" B's value, "a" A's, "d" the change, "p"
+   * the function's p-value where it has one; the root's "u" names the unit, "du" the change's */
+  function difftip(n, root) {
+    var u = root.u ? ' ' + root.u : '';
+    return n.n + (n.depth === 0 ? ' (the whole phase)' : '') +
+      '\nB: ' + num(n.v) + u + ' (' + pct(n.v / root.v) + '% of B\'s phase)' +
+      '\nA: ' + num(n.a) + u + (root.a ? ' (' + pct(n.a / root.a) + '% of A\'s phase)' : '') +
+      '\nchange: ' + (n.d > 0 ? '+' : '') + n.d.toFixed(2) + (root.du ? ' ' + root.du : '') +
+      (typeof n.p === 'number' ? '\np-value (' + (n.pk || 'over runs') + '): ' + n.p.toPrecision(2) : '');
+  }
+
   function tooltip(n, root) {
+    if (typeof n.d === 'number' && typeof n.a === 'number') return difftip(n, root);
     return n.n + (n.depth === 0 ? ' (all samples of the phase)' : '') +
       (n.m ? '\nmodule: ' + n.m : '') + (n.f ? '\nsource: ' + n.f : '') +
       '\nsamples: ' + n.v + ' (' + pct(n.v / root.v) + '% of the phase)' +
@@ -60,6 +74,9 @@
     var order = Object.keys(modules).sort(function (a, b) { return modules[b] - modules[a]; });
     var colour = {};
     order.forEach(function (m, i) { colour[m] = PALETTE[i % PALETTE.length]; });
+    /* the root's "dmax" (when given): the change drawn at full colour, so that a small change
+     * stays pale however small the others are */
+    if (typeof root.dmax === 'number' && root.dmax > 0) maxd = Math.max(maxd, root.dmax);
     return { maxDepth: maxDepth, colour: colour, modules: order, diff: diff, maxd: maxd };
   }
 
@@ -117,8 +134,8 @@
     var info = this.info;
     var html = [];
     if (info.diff) {
-      html.push('<span><i style="background:' + divColour(-1, 1) + '"></i>fewer samples in B</span>');
-      html.push('<span><i style="background:' + divColour(1, 1) + '"></i>more samples in B</span>');
+      html.push('<span><i style="background:' + divColour(-1, 1) + '"></i>less in B than in A</span>');
+      html.push('<span><i style="background:' + divColour(1, 1) + '"></i>more in B than in A</span>');
     } else {
       info.modules.slice(0, 8).forEach(function (m) {
         var s = document.createElement('span');
@@ -164,6 +181,7 @@
       parts.push('<g class="ps-frame' + (n.i ? ' ps-inline' : '') + (n.t ? ' ps-truncated' : '') + '" data-idx="' + k + '">' +
         '<rect x="' + xs + '" y="' + y + '" width="' + ws + '" height="' + (ROW - 1) + '" fill="' + fill +
         '" data-name="' + esc(n.n) + '" data-samples="' + n.v + '" data-width="' + w.toFixed(2) +
+        (info.diff ? '" data-d="' + (n.d || 0) : '') +
         '" data-share="' + pct(n.v / root.v) + '"></rect>');
       if (n.i) parts.push('<rect x="' + xs + '" y="' + y + '" width="' + ws + '" height="' + (ROW - 1) +
                           '" fill="url(#' + id + '-inl)" pointer-events="none"></rect>');

@@ -256,3 +256,65 @@ out:
     free(obj);
     return root;
 }
+
+/* a node's "v", "a", "d" raised by one stack's pair */
+static int add_pair(cJSON *node, double a, double b, double dscale)
+{
+    static const char *const key[3] = {"v", "a", "d"};
+    double add[3] = {b, a, (b - a) * dscale};
+    for (int k = 0; k < 3; k++) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(node, key[k]);
+        if (x)
+            cJSON_SetNumberValue(x, x->valuedouble + add[k]);
+        else if (!cJSON_AddNumberToObject(node, key[k], add[k]))
+            return -1;
+    }
+    return 0;
+}
+
+/* the child of node named name[0..len), made when it has none */
+static cJSON *child(cJSON *node, const char *name, size_t len)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(node, "c");
+    if (!c && !(c = cJSON_AddArrayToObject(node, "c")))
+        return NULL;
+    cJSON *x;
+    cJSON_ArrayForEach(x, c)
+    {
+        const char *n = cJSON_GetObjectItemCaseSensitive(x, "n")->valuestring;
+        if (strlen(n) == len && memcmp(n, name, len) == 0)
+            return x;
+    }
+    char *copy = strndup(name, len);
+    x = copy ? cJSON_CreateObject() : NULL;
+    if (!x || !cJSON_AddStringToObject(x, "n", copy) || !cJSON_AddItemToArray(c, x)) {
+        cJSON_Delete(x);
+        x = NULL;
+    }
+    free(copy);
+    return x;
+}
+
+cJSON *flame_tree_pairs(const char *name, const char *const *stacks, const double *a, const double *b,
+                        size_t n, double dscale)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root || !cJSON_AddStringToObject(root, "n", name) || add_pair(root, 0, 0, dscale) != 0)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *node = root;
+        if (add_pair(node, a[i], b[i], dscale) != 0)
+            goto oom;
+        for (const char *p = stacks[i]; *p;) {
+            const char *e = strchr(p, ';');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (!(node = child(node, p, len)) || add_pair(node, a[i], b[i], dscale) != 0)
+                goto oom;
+            p = e ? e + 1 : p + len;
+        }
+    }
+    return root;
+oom:
+    cJSON_Delete(root);
+    return NULL;
+}

@@ -34,4 +34,12 @@ void flame_free(struct flame_set *f);
  * to be kept ("min"). Their samples stay in their parents' totals (drawn as a gap). */
 cJSON *flame_tree(const struct flame_set *f, const char *name, size_t budget, int *oom);
 
+/* A differential tree (B's shape) from n per-stack pairs: stacks[i] its frames outermost first
+ * joined by ';', a[i] and b[i] its values on sides A and B. Each node, the root {"n":name} too:
+ * "v" B's value (self + children, what the width is), "a" A's, "d" (v - a) * dscale. A stack of
+ * B value 0 still counts in its nodes' "a" and "d" (its frames are drawn at width 0). NULL when
+ * out of memory. */
+cJSON *flame_tree_pairs(const char *name, const char *const *stacks, const double *a, const double *b,
+                        size_t n, double dscale);
+
 #endif

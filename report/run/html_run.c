@@ -126,6 +126,15 @@ static void header(struct html_page *p, const struct run_model *m)
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
     }
     sbuf_printf(b, "</li>\n");
+    struct sbuf own = {0};
+    run_shim_cost(&own, m);
+    char *own_text = sbuf_take(&own);
+    if (own_text && *own_text) {
+        sbuf_printf(b, "<li>");
+        html_text(b, own_text);
+        sbuf_printf(b, "</li>\n");
+    }
+    free(own_text);
     if (m->un.cpu_s > 0)
         sbuf_printf(b, "<li>unsampled: %.3f CPU s ran with SIGPROF blocked: no sample stands for it</li>\n",
                     m->un.cpu_s);

@@ -43,20 +43,32 @@ static double meta_nonneg(const struct run_model *m, const char *obj, const char
     return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15 ? v->valuedouble : -1;
 }
 
-/* What the shim's own threads cost, as meta.json's sampling says (the leader process's). */
-static void shim_cost(struct sbuf *b, const struct run_model *m)
+/* What the shim's own threads cost, as meta.json's sampling says (the leader process's): one
+ * sentence, no markup; nothing when meta.json has no figure. The one wording of it, for this
+ * report and report.html. */
+void run_shim_cost(struct sbuf *b, const struct run_model *m)
 {
     double own = meta_nonneg(m, "sampling", "shim_threads_cpu_s");
     double cpu = meta_nonneg(m, "sampling", "sampled_cpu_s");
     double wakeups = meta_nonneg(m, "sampling", "shim_threads_wakeups");
     if (own < 0)
         return;
-    sbuf_printf(b, "- perfscope's own threads: %.3f CPU s", own);
+    sbuf_printf(b, "perfscope's own threads: %.3f CPU s", own);
     if (cpu > 0)
         sbuf_printf(b, " (%.2f%% of the %.3f CPU s sampled)", 100.0 * own / cpu, cpu);
     if (wakeups >= 0)
         sbuf_printf(b, ", %.0f wakeups", wakeups);
-    sbuf_printf(b, " (the leader process; the signal handler's time is in the target's own)\n");
+    sbuf_printf(b, " (the leader process; the signal handler's time is in the target's own)");
+}
+
+static void shim_cost(struct sbuf *b, const struct run_model *m)
+{
+    struct sbuf t = {0};
+    run_shim_cost(&t, m);
+    char *s = sbuf_take(&t);
+    if (s && *s)
+        sbuf_printf(b, "- %s\n", s);
+    free(s);
 }
 
 static void header(struct sbuf *b, const struct run_model *m)

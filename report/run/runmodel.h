@@ -88,6 +88,10 @@ struct cJSON *run_json(const struct run_model *m);
 
 /* The report as markdown (render.c), in a new buffer; NULL when out of memory. */
 char *run_markdown(const struct run_model *m);
+/* The shim's own threads' cost as one plain sentence (render.c), appended to b; nothing when
+ * meta.json has no figure. */
+struct sbuf;
+void run_shim_cost(struct sbuf *b, const struct run_model *m);
 /* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
  * memory. */
 char *run_html(const struct run_model *m);
