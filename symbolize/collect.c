@@ -658,6 +658,41 @@ uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns,
     return node;
 }
 
+void prof_stack_find_batch(const struct profile *p, uint32_t image, const struct sample *s, size_t n,
+                           uint32_t *node)
+{
+    const struct prof_image *img = &p->img[image];
+    const struct stack_cache *c = &p->sc;
+    uint64_t hash[PROF_FIND_BATCH], head[PROF_FIND_BATCH];
+    if (n > PROF_FIND_BATCH)
+        n = PROF_FIND_BATCH;
+    /* As read_image does: every stack's slot fetched, then every entry, then the lookups. */
+    for (size_t k = 0; k < n; k++) {
+        uint32_t snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, s[k].time_ns) - img->maps->snaps) : 0;
+        head[k] = (uint64_t)image << 32 | snap;
+        hash[k] = stack_hash(head[k], s[k].frames, s[k].nframes);
+        if (c->slots)
+            __builtin_prefetch(&c->slot[hash[k] & (c->slots - 1)]);
+    }
+    for (size_t k = 0; k < n && c->slots; k++) {
+        const struct sc_slot *sl = &c->slot[hash[k] & (c->slots - 1)];
+        if (sl->off && sl->hash == hash[k]) {
+            const uint64_t *e = c->words + sl->off - 1;
+            __builtin_prefetch(e);
+            __builtin_prefetch(e + 8);
+            __builtin_prefetch(e + 16);
+            __builtin_prefetch(e + 24);
+            __builtin_prefetch(e + 32);
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t where;
+        uint32_t entry = sc_find(c, hash[k], head[k], s[k].frames, s[k].nframes, &where);
+        node[k] = entry ? (uint32_t)c->words[entry - 1 + 2]
+                        : prof_stack_find(p, image, s[k].time_ns, s[k].frames, s[k].nframes);
+    }
+}
+
 uint32_t prof_thread_find(const struct profile *p, uint32_t image, uint32_t tid)
 {
     uint64_t key[1] = {(uint64_t)image << 32 | tid};

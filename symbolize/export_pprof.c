@@ -243,6 +243,48 @@ static int count_occ(void *arg, const struct replay_sample *s)
     return 0;
 }
 
+/* The same counts without reading the samples again, when every phase group is one
+ * occurrence (a run that marks each phase once): a sample's innermost occurrence is then its
+ * group's, so collecting's (group, thread, stack) counters are the occurrences' counts. 0 when
+ * oc holds them, -1 when a group is more than one occurrence (oc left empty: replay). */
+static int occ_from_counts(const struct profile *p, struct occ_counts *oc)
+{
+    size_t ng = prof_none_group(p);
+    int *occ_of = malloc((ng ? ng : 1) * sizeof *occ_of);
+    if (!occ_of)
+        return -1;
+    for (size_t g = 0; g < ng; g++)
+        occ_of[g] = -1;
+    int rc = 0;
+    for (size_t i = 0; i < p->phases->n && rc == 0; i++) {
+        size_t g = (size_t)p->phases->v[i].group;
+        if (g >= ng || occ_of[g] >= 0)
+            rc = -1;
+        else
+            occ_of[g] = (int)i;
+    }
+    for (size_t i = 0; i < p->counts.cap && rc == 0; i++) {
+        uint32_t g = (uint32_t)(hmap_key(&p->counts, i)[0] & 0xffffffffu);
+        if (p->counts.used[i] && g != ng && (g > ng || occ_of[g] < 0))
+            rc = -1;
+    }
+    for (size_t i = 0; i < p->counts.cap && rc == 0; i++) {
+        if (!p->counts.used[i])
+            continue;
+        const uint64_t *k = hmap_key(&p->counts, i);
+        uint32_t g = (uint32_t)(k[0] & 0xffffffffu);
+        uint64_t key[2] = {(uint64_t)(uint32_t)((g == ng ? -1 : occ_of[g]) + 1) | (k[0] >> 32) << 32, k[1]};
+        uint64_t *c = hmap_get(&oc->counts, key, NULL);
+        if (!c) {
+            oc->oom = 1;
+            break;
+        }
+        *c += p->counts.vals[i];
+    }
+    free(occ_of);
+    return rc;
+}
+
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
@@ -274,12 +316,15 @@ static int write_all(struct writer *w, uint64_t *base)
                            ? "cpu: user CPU time only (perf task-clock, exclude_kernel): system time is not sampled"
                            : "cpu: user and system CPU time (the thread's CPU-time timer, on the scheduler tick)"));
 
-    /* Samples: per (phase occurrence, thread, stack) from a replay of the samples, so each
-     * carries its occurrence's open phases and attributes; the (group, thread, stack)
+    /* Samples: per (phase occurrence, thread, stack) from a replay of the samples (or the
+     * counters, when each group is one occurrence), so each carries its occurrence's open
+     * phases and attributes; the (group, thread, stack)
      * counters (innermost phase only) when the files changed since collecting. */
     struct occ_counts oc = {.w = w};
     hmap_init(&oc.counts, 2);
-    int replayed = p->phases && p->phases->n ? prof_replay(p, count_occ, &oc) : -1;
+    int replayed = -1;
+    if (p->phases && p->phases->n && (replayed = occ_from_counts(p, &oc)) != 0)
+        replayed = prof_replay(p, count_occ, &oc);
     const struct hmap *src = replayed == 0 ? &oc.counts : &p->counts;
     for (size_t i = 0; i < src->cap && !w->top.oom && !oc.oom; i++) {
         if (!src->used[i])

@@ -1,14 +1,17 @@
 /* export_trace.c: OUT/trace.json, Chrome trace events (the Perfetto UI and chrome://tracing
  * load it): process names (the image that ran, after exec) and thread names; each thread's
  * samples as complete ("X") slices on its own track, one per run of consecutive samples with
- * the same leaf function (named by it; args: samples, the stack outermost first, truncated);
- * the phases as complete ("X") spans on the leader
+ * the same leaf function (named by it; "sf": its stack's innermost frame in the top-level
+ * "stackFrames" dictionary, which holds each call tree node the slices reach once; args:
+ * samples, truncated); the phases as complete ("X") spans on the leader
  * process, on "phases" tracks laid out so that spans on one track always nest; power (W, from
  * RAPL energy deltas and NVML) and memory (MiB: the run's RssAnon, per process, GPU memory) as
  * counter ("C") tracks from counters.jsonl. Timestamps are microseconds since the run's t0.
  *
- * Events are printed one at a time with cJSON, so memory stays flat however long the run. It
- * must never write other than through outfile.c, and never let a bad counters line stop it. */
+ * Events are printed one at a time (cJSON, or fprintf with names cJSON escaped once for the
+ * sample slices, of which there can be one a sample), so memory stays flat however long the run:
+ * what it keeps grows with call tree nodes and functions, never with samples. It must never
+ * write other than through outfile.c, and never let a bad counters line stop it. */
 #include "tables.h"
 #include "replay.h"
 #include "runfolder.h"
@@ -52,6 +55,12 @@ struct trace {
         uint32_t leaf, node;
     } *runs;
     int samples_complete;
+    uint32_t *frame0;       /* per call tree node: the id of its innermost stack frame */
+    uint32_t *leaf;         /* per node: its innermost function (one load a sample, not three) */
+    unsigned char *used;    /* per node: a slice's stack holds it (written to stackFrames) */
+    char **fname;           /* per function: its name as a JSON string, once printed */
+    size_t *fname_len;
+    char *slice;            /* SLICE_MAX bytes: one sample slice's text */
 };
 
 static double us_of(const struct trace *t, uint64_t ns)
@@ -127,43 +136,153 @@ static void names(struct trace *t)
 
 #define RUN_GAP_PERIODS 10 /* a pause longer than this many periods ends a run */
 
+/* A function's name as a JSON string (quotes included), printed by cJSON once per function and
+ * kept: a slice costs one lookup, not one escape, however many slices name it. */
+static const char *func_json(struct trace *t, uint32_t func, size_t *len)
+{
+    if (!t->fname[func]) {
+        const struct symtab *st = &t->p->st;
+        char buf[8192];
+        cJSON *s = cJSON_CreateString(utf8_clean(symtab_str(st, st->funcs[func].name), buf, sizeof buf));
+        t->fname[func] = s ? cJSON_PrintUnformatted(s) : NULL;
+        cJSON_Delete(s);
+        if (!t->fname[func]) {
+            t->oom = 1;
+            *len = 3;
+            return "\"?\"";
+        }
+        t->fname_len[func] = strlen(t->fname[func]);
+    }
+    *len = t->fname_len[func];
+    return t->fname[func];
+}
+
+/* A slice's text is put together in a buffer and written with one fwrite: the appenders below
+ * never write past SLICE_MAX (the name is at most 6 x 8192 bytes escaped, the rest < 300). */
+#define SLICE_MAX (6 * 8192 + 512)
+
+static char *put_str(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+#define PUT_LIT(o, lit) put_str(o, lit, sizeof lit - 1)
+
+static char *put_u64(char *o, uint64_t v)
+{
+    char d[20];
+    size_t n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n)
+        *o++ = d[--n];
+    return o;
+}
+
+/* Nanoseconds as JSON microseconds, exactly (three decimals at most, trailing zeros cut). */
+static char *put_us(char *o, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    unsigned frac = (unsigned)(a % 1000);
+    if (ns < 0)
+        *o++ = '-';
+    o = put_u64(o, a / 1000);
+    if (frac) {
+        *o++ = '.';
+        for (unsigned div = 100; frac; div /= 10) {
+            *o++ = (char)('0' + frac / div);
+            frac %= div;
+        }
+    }
+    return o;
+}
+
+/* The stack frame ids: node nd's inline chain (innermost first) is frames frame0[nd] ..
+ * frame0[nd] + nlines - 1, so a slice's "sf" (its innermost frame) is known before the
+ * dictionary is written, and the dictionary holds each call tree node once. */
+static int frame_ids(struct trace *t)
+{
+    const struct profile *p = t->p;
+    t->frame0 = calloc(p->nnodes ? p->nnodes : 1, sizeof *t->frame0);
+    t->leaf = calloc(p->nnodes ? p->nnodes : 1, sizeof *t->leaf);
+    t->used = calloc(p->nnodes ? p->nnodes : 1, 1);
+    t->fname = calloc(p->st.nfuncs ? p->st.nfuncs : 1, sizeof *t->fname);
+    t->fname_len = calloc(p->st.nfuncs ? p->st.nfuncs : 1, sizeof *t->fname_len);
+    t->slice = malloc(SLICE_MAX);
+    if (!t->frame0 || !t->leaf || !t->used || !t->fname || !t->fname_len || !t->slice)
+        return -1;
+    uint64_t next = 1;
+    for (size_t nd = 1; nd < p->nnodes; nd++) {
+        if (next > UINT32_MAX)
+            return -1;
+        t->frame0[nd] = (uint32_t)next;
+        t->leaf[nd] = symtab_leaf_func(&p->st, p->nodes[nd].loc);
+        next += p->st.locs[p->nodes[nd].loc].nlines;
+    }
+    return 0;
+}
+
+/* Marks node and its callers for the dictionary (NODE_USED) and returns whether its stack was
+ * cut (NODE_CUT: its outermost node is PROF_TRUNCATED, as prof_node_truncated says), learnt once
+ * per node: a stack met again costs one load, not a walk to the root through scattered nodes. */
+#define NODE_USED 1
+#define NODE_CUT 2
+static int mark_stack(struct trace *t, uint32_t node)
+{
+    const struct profile *p = t->p;
+    uint32_t nd = node, top = 0;
+    while (nd && !t->used[nd]) {
+        top = nd;
+        nd = p->nodes[nd].parent;
+    }
+    unsigned char bits = NODE_USED;
+    if (nd ? t->used[nd] & NODE_CUT : top && top == p->trunc_node)
+        bits |= NODE_CUT;
+    for (uint32_t m = node; m != nd; m = p->nodes[m].parent)
+        t->used[m] = bits;
+    return node && (t->used[node] & NODE_CUT);
+}
+
 /* The run r of thread th as an "X" slice on the thread's track: from its first sample to one
  * period after its last, cut short where the thread's next run starts (next_ns, 0: none), so
- * the slices of a track never overlap. */
+ * the slices of a track never overlap. Its stack is "sf", the innermost frame of its first
+ * sample's node in "stackFrames"; that node and its callers are marked for the dictionary. */
 static void emit_run(struct trace *t, uint32_t th, const struct run *r, uint64_t next_ns)
 {
     const struct profile *p = t->p;
-    const struct symtab *st = &p->st;
     uint64_t period = (uint64_t)(prof_thread_period(p, th) * 1e9 + 0.5);
     uint64_t end = r->last_ns + period;
     if (next_ns && next_ns <= end) /* 1 ns short of it: microseconds in a double never overlap */
         end = next_ns > r->first_ns + 1 ? next_ns - 1 : r->first_ns;
-    cJSON *e = event(symtab_str(st, st->funcs[r->leaf].name), "X", p->img[p->thr[th].image].pid,
-                     p->thr[th].tid);
-    if (!e) {
-        t->oom = 1;
-        return;
-    }
-    cJSON_AddStringToObject(e, "cat", "sample");
-    cJSON_AddNumberToObject(e, "ts", us_of(t, r->first_ns));
-    cJSON_AddNumberToObject(e, "dur", (double)(end - r->first_ns) / 1000.0);
-    cJSON *args = cJSON_AddObjectToObject(e, "args");
-    cJSON_AddNumberToObject(args, "samples", (double)r->count);
-    cJSON *stack = cJSON_AddArrayToObject(args, "stack"); /* outermost first, as folded */
-    uint32_t path[512];
-    size_t depth = 0;
-    for (uint32_t nd = r->node; nd != 0 && depth < sizeof path / sizeof *path; nd = p->nodes[nd].parent)
-        path[depth++] = p->nodes[nd].loc;
-    char buf[8192];
-    while (stack && depth-- > 0) {
-        const struct sym_loc *l = &st->locs[path[depth]];
-        for (uint32_t j = l->nlines; j-- > 0;)
-            cJSON_AddItemToArray(stack, cJSON_CreateString(utf8_clean(
-                symtab_str(st, st->funcs[st->lines[l->first + j].func].name), buf, sizeof buf)));
-    }
-    if (prof_node_truncated(p, r->node))
-        cJSON_AddBoolToObject(args, "truncated", 1);
-    emit(t, e);
+    int cut = mark_stack(t, r->node);
+    char *o = t->slice;
+    if (t->events++)
+        *o++ = ',';
+    o = PUT_LIT(o, "\n{\"name\":");
+    size_t nlen;
+    const char *name = func_json(t, r->leaf, &nlen);
+    o = put_str(o, name, nlen);
+    o = PUT_LIT(o, ",\"ph\":\"X\",\"pid\":");
+    long pid = p->img[p->thr[th].image].pid;
+    if (pid < 0)
+        *o++ = '-';
+    o = put_u64(o, pid < 0 ? (uint64_t)0 - (uint64_t)pid : (uint64_t)pid);
+    o = PUT_LIT(o, ",\"tid\":");
+    o = put_u64(o, p->thr[th].tid);
+    o = PUT_LIT(o, ",\"cat\":\"sample\",\"ts\":");
+    o = put_us(o, (int64_t)(r->first_ns - t->base_ns));
+    o = PUT_LIT(o, ",\"dur\":");
+    o = put_us(o, (int64_t)(end - r->first_ns));
+    o = PUT_LIT(o, ",\"sf\":");
+    o = put_u64(o, t->frame0[r->node]);
+    o = PUT_LIT(o, ",\"args\":{\"samples\":");
+    o = put_u64(o, r->count);
+    if (cut)
+        o = PUT_LIT(o, ",\"truncated\":true");
+    o = PUT_LIT(o, "}}");
+    fwrite(t->slice, 1, (size_t)(o - t->slice), t->of.f);
 }
 
 static int sample_slice(void *arg, const struct replay_sample *s)
@@ -171,7 +290,7 @@ static int sample_slice(void *arg, const struct replay_sample *s)
     struct trace *t = arg;
     const struct profile *p = t->p;
     struct run *r = &t->runs[s->thread];
-    uint32_t leaf = symtab_leaf_func(&p->st, p->nodes[s->node].loc);
+    uint32_t leaf = s->node ? t->leaf[s->node] : symtab_leaf_func(&p->st, p->nodes[0].loc);
     uint64_t gap = (uint64_t)(prof_thread_period(p, s->thread) * 1e9 * RUN_GAP_PERIODS);
     if (r->count && (leaf != r->leaf || s->time_ns < r->last_ns || s->time_ns - r->last_ns > gap)) {
         emit_run(t, s->thread, r, s->time_ns >= r->last_ns ? s->time_ns : 0);
@@ -191,7 +310,7 @@ static void samples(struct trace *t)
 {
     const struct profile *p = t->p;
     t->runs = calloc(p->nthr ? p->nthr : 1, sizeof *t->runs);
-    if (!t->runs) {
+    if (!t->runs || frame_ids(t) != 0) {
         t->oom = 1;
         return;
     }
@@ -201,6 +320,56 @@ static void samples(struct trace *t)
             emit_run(t, th, &t->runs[th], 0);
     free(t->runs);
     t->runs = NULL;
+}
+
+/* "stackFrames": every frame of the nodes the slices reached, id -> {name, category (the
+ * module), parent (the next frame out; none at the outermost)}. */
+static void stack_frames(struct trace *t)
+{
+    const struct profile *p = t->p;
+    const struct symtab *st = &p->st;
+    FILE *f = t->of.f;
+    char **mname = calloc(st->nmods ? st->nmods : 1, sizeof *mname);
+    if (!mname) {
+        t->oom = 1;
+        return;
+    }
+    fputs(",\"stackFrames\":{", f);
+    int first = 1;
+    for (size_t nd = 1; nd < p->nnodes && t->used && !t->oom; nd++) {
+        if (!t->used[nd])
+            continue;
+        const struct sym_loc *l = &st->locs[p->nodes[nd].loc];
+        if (!mname[l->module]) {
+            char buf[8192];
+            cJSON *s = cJSON_CreateString(utf8_clean(symtab_str(st, st->mods[l->module].name), buf, sizeof buf));
+            mname[l->module] = s ? cJSON_PrintUnformatted(s) : NULL;
+            cJSON_Delete(s);
+            if (!mname[l->module]) {
+                t->oom = 1;
+                break;
+            }
+        }
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            unsigned long long id = t->frame0[nd] + j, parent = 0;
+            if (j + 1 < l->nlines)
+                parent = id + 1;
+            else if (p->nodes[nd].parent)
+                parent = t->frame0[p->nodes[nd].parent];
+            size_t nlen;
+            const char *name = func_json(t, st->lines[l->first + j].func, &nlen);
+            fprintf(f, "%s\n\"%llu\":{\"name\":%s,\"category\":%s", first ? "" : ",", id, name,
+                    mname[l->module]);
+            if (parent)
+                fprintf(f, ",\"parent\":\"%llu\"", parent);
+            fputc('}', f);
+            first = 0;
+        }
+    }
+    fputs("\n}", f);
+    for (size_t i = 0; i < st->nmods; i++)
+        free(mname[i]);
+    free(mname);
 }
 
 /* Phases in begin order onto lanes: a lane takes a phase when, once the spans that ended
@@ -397,7 +566,9 @@ int export_trace(const struct profile *p, char *err, size_t errlen)
     phases(t);
     counters(t);
     samples(t);
-    fprintf(t->of.f, "\n],\"otherData\":{\"generator\":\"perfscope-symbolize\",\"t0_ns\":%llu,"
+    fputs("\n]", t->of.f);
+    stack_frames(t);
+    fprintf(t->of.f, ",\"otherData\":{\"generator\":\"perfscope-symbolize\",\"t0_ns\":%llu,"
             "\"samples_complete\":%s}}\n",
             (unsigned long long)t->base_ns, t->samples_complete ? "true" : "false");
     int rc;
@@ -408,6 +579,14 @@ int export_trace(const struct profile *p, char *err, size_t errlen)
     } else {
         rc = outfile_commit(&t->of, err, errlen);
     }
+    for (size_t i = 0; t->fname && i < p->st.nfuncs; i++)
+        free(t->fname[i]);
+    free(t->fname);
+    free(t->fname_len);
+    free(t->slice);
+    free(t->frame0);
+    free(t->leaf);
+    free(t->used);
     free(t);
     return rc;
 }

@@ -173,6 +173,13 @@ uint32_t prof_stack_find(const struct profile *p, uint32_t image, uint64_t t_ns,
                          uint32_t n);
 uint32_t prof_thread_find(const struct profile *p, uint32_t image, uint32_t tid);
 
+/* prof_stack_find for up to PROF_FIND_BATCH samples of image at once (node[k] for s[k]): the
+ * stack cache's memory for all of them is fetched before the first lookup, so their latencies
+ * overlap. The same answers, read-only as well. */
+#define PROF_FIND_BATCH 16
+void prof_stack_find_batch(const struct profile *p, uint32_t image, const struct sample *s, size_t n,
+                           uint32_t *node);
+
 /* Group index of "(none)". */
 static inline uint32_t prof_none_group(const struct profile *p)
 {

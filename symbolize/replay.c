@@ -3,40 +3,66 @@
 #include "replay.h"
 #include "samples.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+/* Records are taken PROF_FIND_BATCH at a time, their frames copied out of the reader's block
+ * (which the next read refills), and their stacks looked up together (prof_stack_find_batch). */
+struct replay_batch {
+    struct sample s[PROF_FIND_BATCH];
+    uint32_t node[PROF_FIND_BATCH];
+    uint64_t frames[PROF_FIND_BATCH][SAMPLEFILE_MAX_FRAMES];
+};
+
 int prof_replay(const struct profile *p, int (*fn)(void *arg, const struct replay_sample *s),
                 void *arg)
 {
-    for (uint32_t i = 0; i < p->nimg; i++) {
+    struct replay_batch *b = malloc(sizeof *b);
+    if (!b)
+        return -1;
+    int rc = 0;
+    for (uint32_t i = 0; i < p->nimg && rc == 0; i++) {
         const struct prof_image *img = &p->img[i];
         if (!img->usable || !img->samples)
             continue;
         struct samples_file sf;
         char err[512];
-        if (samples_open(&sf, img->bin_path, err, sizeof err) != 0)
-            return -1;
-        struct sample s;
+        if (samples_open(&sf, img->bin_path, err, sizeof err) != 0) {
+            rc = -1;
+            break;
+        }
         uint64_t seen = 0, limit = img->samples + img->empty;
-        int rc = 0;
-        while (rc == 0 && seen < limit && samples_next(&sf, &s, err, sizeof err) == 1) {
-            seen++;
-            if (s.nframes == 0)
-                continue;
-            struct replay_sample r = {.image = i, .time_ns = s.time_ns};
-            r.thread = prof_thread_find(p, i, s.tid);
-            r.node = prof_stack_find(p, i, s.time_ns, s.frames, s.nframes);
-            if (r.thread == UINT32_MAX || r.node == UINT32_MAX) {
-                rc = -1;
-                break;
+        int more = 1;
+        while (rc == 0 && more) {
+            size_t nb = 0;
+            while (nb < PROF_FIND_BATCH && seen < limit &&
+                   (more = samples_next(&sf, &b->s[nb], err, sizeof err) == 1)) {
+                seen++;
+                if (b->s[nb].nframes == 0)
+                    continue;
+                memcpy(b->frames[nb], b->s[nb].frames, b->s[nb].nframes * sizeof b->frames[nb][0]);
+                b->s[nb].frames = b->frames[nb];
+                nb++;
             }
-            r.phase = p->phases ? phases_at(p->phases, s.time_ns) : -1;
-            if (fn(arg, &r))
-                rc = 1;
+            if (seen >= limit)
+                more = 0;
+            prof_stack_find_batch(p, i, b->s, nb, b->node);
+            for (size_t k = 0; k < nb && rc == 0; k++) {
+                struct replay_sample r = {.image = i, .time_ns = b->s[k].time_ns, .node = b->node[k]};
+                r.thread = prof_thread_find(p, i, b->s[k].tid);
+                if (r.thread == UINT32_MAX || r.node == UINT32_MAX) {
+                    rc = -1;
+                    break;
+                }
+                r.phase = p->phases ? phases_at(p->phases, b->s[k].time_ns) : -1;
+                if (fn(arg, &r))
+                    rc = 1;
+            }
         }
         samples_close(&sf);
-        if (rc)
-            return rc;
-        if (seen < limit)
-            return -1;
+        if (rc == 0 && seen < limit)
+            rc = -1;
     }
-    return 0;
+    free(b);
+    return rc;
 }

@@ -42,15 +42,18 @@ static int write_outputs(const struct profile *p, int top, char *err, size_t err
         {.fn = export_folded, .p = p}, {.fn = export_pprof, .p = p},
         {.fn = write_tables, .p = p}, {.fn = export_trace, .p = p}, {.fn = export_flame, .p = p},
     };
+    /* trace.json (which replays the samples: the longest job) and profile.pb.gz on their own
+     * threads, the others here: the longest job is alone on its thread. */
+    static const int threaded[2] = {3, 1};
     pthread_t th[2];
-    int started[2] = {0, 0};
+    int started[NJOBS] = {0};
     for (int i = 0; i < 2; i++)
-        started[i] = pthread_create(&th[i], NULL, run_job, &jobs[i]) == 0;
+        started[threaded[i]] = pthread_create(&th[i], NULL, run_job, &jobs[threaded[i]]) == 0;
     for (int i = 0; i < NJOBS; i++)
-        if (i >= 2 || !started[i])
-            run_job(&jobs[i]); /* in this thread: the last two, and any that could not start */
+        if (!started[i])
+            run_job(&jobs[i]); /* in this thread: the others, and any that could not start */
     for (int i = 0; i < 2; i++)
-        if (started[i])
+        if (started[threaded[i]])
             pthread_join(th[i], NULL);
     for (int i = 0; i < NJOBS; i++)
         if (jobs[i].rc != 0) {

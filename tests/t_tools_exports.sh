@@ -9,13 +9,15 @@
 #   main_trampoline/main_entry/thread_trampoline or libperfscope.so in folded, trace, pprof,
 #   profile.json;
 # - trace.json: per (pid, tid) the sample slices' counts add up to that thread's records with
-#   frames, each slice named by its stack's leaf, slices on a track never overlap; no name holds
+#   frames, each slice named by its stack's leaf (the stack: the slice's "sf" followed through
+#   the top-level "stackFrames" dictionary, parent by parent), slices on a track never overlap; no name holds
 #   "(pid"; the process is named e_exports (after the exec), not sh;
 # - pprof, from another folder: `go tool pprof -list` shows the source lines (absolute paths),
 #   `-raw` shows phase.0=req, phase.1=step, phase=step and request=7, "File:" is the leader's
 #   executable, not [unknown];
 # - t_deep at 16 frames: every stack of 16 frames has a [truncated] root in folded, pprof and
-#   trace (args.truncated), and the whole ones do not.
+#   trace (args.truncated, and its stackFrames chain starts at [truncated]), and the whole ones
+#   do not.
 # Skips only the go tool pprof checks (one line, exit 77 at the end) when go is not installed.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -133,6 +135,19 @@ pb = gzip.open("out/profile.pb.gz").read()
 check(b"main_trampoline" not in pb and b"libperfscope" not in pb, "profile.pb.gz names the shim")
 
 # trace.json
+def trace_stack(tr, e):
+    """A sample slice's stack, outermost first: its "sf" followed through "stackFrames" (each
+    frame's parent) to the root; None when sf or a parent names no frame, or the chain loops."""
+    frames, out, at = tr.get("stackFrames", {}), [], e.get("sf")
+    while at is not None:
+        f = frames.get(str(at))
+        if f is None or len(out) > len(frames):
+            return None
+        out.append(f["name"])
+        at = f.get("parent")
+    return out[::-1] or None
+
+
 tr = json.load(open("out/trace.json"))
 ev = tr["traceEvents"]
 sl = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "sample"]
@@ -141,8 +156,9 @@ tracks = collections.defaultdict(list)
 for e in sl:
     got[(e["pid"], e["tid"])] += e["args"]["samples"]
     tracks[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
-    check(e["args"]["stack"] and e["args"]["stack"][-1] == e["name"],
-          "trace.json: slice %r is not named by its stack's leaf %r" % (e["name"], e["args"]["stack"][-1:]))
+    st = trace_stack(tr, e)
+    check(st and st[-1] == e["name"],
+          "trace.json: slice %r is not named by its stack's leaf %r (sf %r)" % (e["name"], (st or [])[-1:], e.get("sf")))
 info("trace.json: %d sample slices on %d tracks; samples per thread %s, records %s"
      % (len(sl), len(tracks), dict(got), dict(per_thread)))
 check(got == per_thread, "trace.json: sample slices per (pid, tid) %s, the sample files hold %s"
@@ -244,7 +260,7 @@ sl = [e for e in tr["traceEvents"] if e.get("cat") == "sample"]
 check(sum(e["args"]["samples"] for e in sl if e["args"].get("truncated")) == cut,
       "trace.json: truncated slices hold %d samples, %d records are cut"
       % (sum(e["args"]["samples"] for e in sl if e["args"].get("truncated")), cut))
-check(all(e["args"]["stack"][0] == "[truncated]" for e in sl if e["args"].get("truncated")),
+check(all((trace_stack(tr, e) or [])[:1] == ["[truncated]"] for e in sl if e["args"].get("truncated")),
       "trace.json: a truncated slice's stack does not start with [truncated]")
 if go:
     traces = pprof("-traces", os.path.abspath("deep/profile.pb.gz"))
