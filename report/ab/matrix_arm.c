@@ -7,6 +7,7 @@
 #include "outfile.h"
 #include "runfolder.h"
 #include "files.h"
+#include "strv.h"
 #include "jsondoc.h"
 #include "jsonl.h"
 #include "judge.h"
@@ -25,41 +26,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-struct strv {
-    char **v;
-    size_t n, cap;
-    int oom;
-};
-
-static void strv_push(struct strv *s, const char *text)
-{
-    if (s->oom)
-        return;
-    if (s->n + 2 > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        char **v = realloc(s->v, cap * sizeof *v);
-        if (!v) {
-            s->oom = 1;
-            return;
-        }
-        s->v = v;
-        s->cap = cap;
-    }
-    if (!(s->v[s->n] = strdup(text))) {
-        s->oom = 1;
-        return;
-    }
-    s->v[++s->n] = NULL;
-}
-
-static void strv_free(struct strv *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
 
 /* Sets KEY=value in an environment list, replacing an earlier KEY; value NULL removes it. */
 static void env_set(struct strv *e, const char *key, const char *value)
@@ -218,8 +184,8 @@ static void arm_run(char *const *argv, char *const *envp, const char *dir, const
         container_finish(&ct, out->timed_out || out->interrupted, stop, timeout_s > 0 && left < 0.1 ? 0.1 : left,
                          "perfscope-report matrix");
     }
-    container_free_strv(cargv);
-    container_free_strv(cenv);
+    strv_free_v(cargv);
+    strv_free_v(cenv);
 }
 
 static void runner_status(const struct proc_outcome *a, char *buf, size_t size)

@@ -4,6 +4,7 @@
  * runner. It must never add a capability or a security option to the user's command, never
  * change the container's user, and never leave the container behind. */
 #include "container.h"
+#include "strv.h"
 #include "outfile.h"
 #include "runfolder.h"
 #include "proc/runner.h"
@@ -77,55 +78,6 @@ static int run_flag(const char *a)
     return 1;
 }
 
-struct strv {
-    char **v;
-    size_t n, cap;
-    int oom;
-};
-
-static void push(struct strv *s, const char *text)
-{
-    if (s->oom)
-        return;
-    if (s->n + 2 > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        char **v = realloc(s->v, cap * sizeof *v);
-        if (!v) {
-            s->oom = 1;
-            return;
-        }
-        s->v = v;
-        s->cap = cap;
-    }
-    if (!(s->v[s->n] = strdup(text))) {
-        s->oom = 1;
-        return;
-    }
-    s->v[++s->n] = NULL;
-}
-
-static void pushf(struct strv *s, const char *fmt, ...)
-{
-    char *t;
-    va_list ap;
-    va_start(ap, fmt);
-    int r = vasprintf(&t, fmt, ap);
-    va_end(ap);
-    if (r < 0) {
-        s->oom = 1;
-        return;
-    }
-    push(s, t);
-    free(t);
-}
-
-void container_free_strv(char **v)
-{
-    for (char **p = v; p && *p; p++)
-        free(*p);
-    free(v);
-}
-
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -196,30 +148,30 @@ int container_prepare(struct container *c, char *const *argv, const char *out_ab
         }
     struct strv a = {0}, e = {0};
     for (int i = 0; i <= run; i++)
-        push(&a, argv[i]);
-    push(&a, "--cidfile");
-    push(&a, c->cidfile);
-    push(&a, "--mount");
-    pushf(&a, "type=bind,source=%s,target=" CONTAINER_SHIM_DIR ",readonly", shim_dir);
-    push(&a, "--mount");
-    pushf(&a, "type=bind,source=%s,target=%s", out_abs, out_abs);
-    push(&a, "-e");
-    push(&a, "LD_PRELOAD=" CONTAINER_SHIM_DIR "/libperfscope.so");
-    push(&a, "-e");
-    pushf(&a, "PERFSCOPE_OUT=%s", out_abs);
-    push(&a, "-e");
-    pushf(&a, "LLMPERFSCOPE_MARKERS=%s/markers", out_abs);
+        strv_push(&a, argv[i]);
+    strv_push(&a, "--cidfile");
+    strv_push(&a, c->cidfile);
+    strv_push(&a, "--mount");
+    strv_pushf(&a, "type=bind,source=%s,target=" CONTAINER_SHIM_DIR ",readonly", shim_dir);
+    strv_push(&a, "--mount");
+    strv_pushf(&a, "type=bind,source=%s,target=%s", out_abs, out_abs);
+    strv_push(&a, "-e");
+    strv_push(&a, "LD_PRELOAD=" CONTAINER_SHIM_DIR "/libperfscope.so");
+    strv_push(&a, "-e");
+    strv_pushf(&a, "PERFSCOPE_OUT=%s", out_abs);
+    strv_push(&a, "-e");
+    strv_pushf(&a, "LLMPERFSCOPE_MARKERS=%s/markers", out_abs);
     for (char *const *p = envp; p && *p; p++) {
         if (!run_setting(*p)) {
-            push(&e, *p);
+            strv_push(&e, *p);
         } else if (!host_only(*p)) {
-            push(&a, "-e");
-            push(&a, *p);
+            strv_push(&a, "-e");
+            strv_push(&a, *p);
         }
     }
     const char *own = getenv("LD_PRELOAD"); /* the client keeps the caller's own */
     if (own && *own)
-        pushf(&e, "LD_PRELOAD=%s", own);
+        strv_pushf(&e, "LD_PRELOAD=%s", own);
     /* The user's options, without --rm: the container is kept until its files are copied out,
      * and removed here whatever the user asked. */
     int i = run + 1;
@@ -231,18 +183,18 @@ int container_prepare(struct container *c, char *const *argv, const char *out_ab
             c->user_rm = 1;
             continue;
         }
-        push(&a, o);
+        strv_push(&a, o);
         if (!strchr(o, '=') && !run_flag(o) && argv[i + 1])
-            push(&a, argv[++i]);
+            strv_push(&a, argv[++i]);
     }
     for (; argv[i]; i++)
-        push(&a, argv[i]);
+        strv_push(&a, argv[i]);
     if (a.oom || e.oom || !e.v) {
         if (!e.v && !e.oom)
-            push(&e, "PATH=/usr/bin:/bin");
+            strv_push(&e, "PATH=/usr/bin:/bin");
         if (a.oom || e.oom) {
-            container_free_strv(a.v);
-            container_free_strv(e.v);
+            strv_free_v(a.v);
+            strv_free_v(e.v);
             snprintf(err, errlen, "out of memory");
             return -1;
         }

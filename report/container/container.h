@@ -55,11 +55,10 @@ int container_run_index(char *const *argv);
  * command with perfscope's options added right after `run` (the user's --rm taken out), the
  * settings taken from envp (a host run's environment: LD_PRELOAD, PERFSCOPE_*, LLMPERFSCOPE_*),
  * *env_out the client's environment (envp without them). Both arrays and their strings are
- * allocated: container_free_strv. 0, or -1 with the reason in err. */
+ * allocated: strv_free_v (strv.h). 0, or -1 with the reason in err. */
 int container_prepare(struct container *c, char *const *argv, const char *out_abs,
                       const char *shim_path, char *const *envp, char ***argv_out,
                       char ***env_out, char *err, size_t errlen);
-void container_free_strv(char **v);
 
 /* Starts following the container from the host in the background (its id file, its first
  * process, the image, NSpid of its processes). */

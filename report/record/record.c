@@ -7,6 +7,7 @@
 #include "record.h"
 #include "report.h"
 #include "files.h"
+#include "strv.h"
 #include "outfile.h"
 #include "version.h"
 #include "container/container.h"
@@ -418,8 +419,8 @@ int cmd_record(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
     free_env(env, owned);
-    container_free_strv(cargv);
-    container_free_strv(cenv);
+    strv_free_v(cargv);
+    strv_free_v(cenv);
     if (!r.started) {
         report_fail("record: %s", r.error);
         return REPORT_BAD_INPUT;
