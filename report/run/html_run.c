@@ -94,23 +94,14 @@ static void header(struct html_page *p, const struct run_model *m)
 {
     struct sbuf *b = &p->b;
     sbuf_printf(b, "<ul class=\"ps-meta\">\n");
-    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
-    if (cJSON_IsArray(cmd)) {
+    struct sbuf cmd = {0};
+    if (run_command_text(&cmd, m)) {
+        char *text = sbuf_take(&cmd);
         sbuf_printf(b, "<li>command: <code>");
-        const cJSON *a;
-        int n = 0;
-        cJSON_ArrayForEach(a, cmd)
-        {
-            if (n++ == 32) {
-                sbuf_printf(b, " ...");
-                break;
-            }
-            if (cJSON_IsString(a) && a->valuestring) {
-                sbuf_printf(b, " ");
-                html_text(b, a->valuestring);
-            }
-        }
+        if (text)
+            html_text(b, text);
         sbuf_printf(b, "</code></li>\n");
+        free(text);
     }
     sbuf_printf(b, "<li>status: ");
     html_text(b, m->status);

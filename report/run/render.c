@@ -46,6 +46,25 @@ static double meta_nonneg(const struct run_model *m, const char *obj, const char
 /* What the shim's own threads cost, as meta.json's sampling says (the leader process's): one
  * sentence, no markup; nothing when meta.json has no figure. The one wording of it, for this
  * report and report.html. */
+int run_command_text(struct sbuf *b, const struct run_model *m)
+{
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
+    if (!cJSON_IsArray(cmd))
+        return 0;
+    const cJSON *a;
+    int n = 0;
+    cJSON_ArrayForEach(a, cmd)
+    {
+        if (n++ == 32) {
+            sbuf_printf(b, " ...");
+            break;
+        }
+        if (cJSON_IsString(a) && a->valuestring)
+            sbuf_printf(b, " %s", a->valuestring);
+    }
+    return 1;
+}
+
 void run_shim_cost(struct sbuf *b, const struct run_model *m)
 {
     double own = meta_nonneg(m, "sampling", "shim_threads_cpu_s");
@@ -76,23 +95,14 @@ static void header(struct sbuf *b, const struct run_model *m)
     sbuf_printf(b, "# perfscope report: ");
     sbuf_clean(b, m->dir, 0);
     sbuf_printf(b, "\n\n");
-    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
-    if (cJSON_IsArray(cmd)) {
+    struct sbuf cmd = {0};
+    if (run_command_text(&cmd, m)) {
+        char *text = sbuf_take(&cmd);
         sbuf_printf(b, "- command:");
-        const cJSON *a;
-        int n = 0;
-        cJSON_ArrayForEach(a, cmd)
-        {
-            if (n++ == 32) {
-                sbuf_printf(b, " ...");
-                break;
-            }
-            if (cJSON_IsString(a) && a->valuestring) {
-                sbuf_printf(b, " ");
-                sbuf_clean(b, a->valuestring, 0);
-            }
-        }
+        if (text)
+            sbuf_clean(b, text, 0);
         sbuf_printf(b, "\n");
+        free(text);
     }
     const struct run_procs *pr = &m->s.procs;
     int first_unloaded = m->s.meta.pid > 0 && run_procs_unloaded(pr, m->s.meta.pid);

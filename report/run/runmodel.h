@@ -91,6 +91,9 @@ char *run_markdown(const struct run_model *m);
 /* The shim's own threads' cost as one plain sentence (render.c), appended to b; nothing when
  * meta.json has no figure. */
 struct sbuf;
+/* The run's command as meta.json gives it: each of its first 32 words after a space, " ..."
+ * past them; raw, for the caller to clean or escape (render.c). 0 when meta.json has none. */
+int run_command_text(struct sbuf *b, const struct run_model *m);
 void run_shim_cost(struct sbuf *b, const struct run_model *m);
 /* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
  * memory. */
