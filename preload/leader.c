@@ -22,6 +22,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "counterlog.h"
 #include "counters/counters.h"
 #include "fds.h"
 #include "interpose.h"
@@ -34,6 +35,7 @@
 #include "sampler.h"
 #include "shim.h"
 #include "sigmask.h"
+#include "writer.h"
 #include "runfolder.h"
 
 static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
@@ -44,6 +46,7 @@ static _Atomic int is_leader; /* whether this process is the run's leader now */
 static int owns_meta; /* this process started the run: it writes meta.json's status at exit */
 
 static int wake_fd = -1; /* eventfd: leader_stop wakes the watcher out of poll at once */
+static _Atomic long watcher_period_ms; /* how often it wakes while nothing happens; 0: not running */
 static pthread_t watcher;
 static int watcher_running;
 static _Atomic int watcher_stop;
@@ -193,12 +196,17 @@ static void write_counters_line(void)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return;
-    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
+    uint64_t t = ps_now_ns();
+    cJSON_AddNumberToObject(o, "t_ns", (double)t);
     pid_t pids[256];
     int n = ps_run_pids(pids, 256);
     counters_add_json(o, pids, n);
-    markers_append_jsonl(RUN_COUNTERS, o);
+    char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
+    if (!text)
+        return;
+    counterlog_add(text, t); /* written with the next lines, in one append (counterlog.c) */
+    cJSON_free(text);
 }
 
 /* The watcher's last reads (the markers written up to now, a last counters line): once, when
@@ -209,11 +217,14 @@ static void watcher_final(void)
 {
     if (atomic_exchange(&watcher_final_done, 1))
         return;
-    if (!fds_io_enter())
+    if (!fds_io_enter()) {
+        counterlog_flush_signal_safe(); /* the lines read before the filter, to the kept file */
         return; /* a filter on every thread may forbid the opens these need */
+    }
     read_markers();
     if (ps_cfg.counter_ms > 0)
         write_counters_line();
+    counterlog_flush();
     fds_io_leave();
 }
 
@@ -244,6 +255,7 @@ static void *watcher_main(void *arg)
          * yet) it is read every 250 ms. The counters' own period, a user setting, comes on top. */
         int timeout = ps_cfg.markers[0] && !markers_watched ? 250 : 1000;
         int io = fds_io_enter();
+        int period = timeout;
         if (ps_cfg.counter_ms > 0 && io) {
             uint64_t now = ps_now_ns();
             if (now >= next_counters) {
@@ -253,11 +265,16 @@ static void *watcher_main(void *arg)
             int left = (int)((next_counters - now) / 1000000ull);
             if (left < timeout)
                 timeout = left < 1 ? 1 : left;
+            if (ps_cfg.counter_ms < period)
+                period = ps_cfg.counter_ms;
         }
         if (ps_cfg.markers[0] && inotify_fd < 0 && io)
-            timeout = 2; /* no inotify: poll the file */
+            timeout = period = 2; /* no inotify: poll the file */
         if (io)
             fds_io_leave(); /* never held across the wait */
+        /* The writer's pass when it is due before this thread's next wakeup (writer.c). */
+        atomic_store(&watcher_period_ms, period);
+        writer_host_pass(timeout);
         timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
@@ -279,6 +296,8 @@ static void *watcher_main(void *arg)
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished */
     }
+    atomic_store(&watcher_period_ms, 0);
+    writer_rehost(); /* the writer's passes go back to its own timer */
     watcher_final();
     meta_own_thread_cpu(META_OWN_WATCHER);
     lifetime_shim_thread(-1);
@@ -441,12 +460,19 @@ void leader_forget_after_fork(void)
         *ours[i] = -1;
     }
     watcher_running = 0;
+    atomic_store(&watcher_period_ms, 0);
+    counterlog_after_fork();
     markers_watched = 0;
     atomic_store(&watcher_passes, 0);
     owns_meta = 0;
     atomic_store(&is_leader, 0);
     partial_len = 0;
     partial_overlong = 0;
+}
+
+long leader_host_period_ms(void)
+{
+    return watcher_running && !atomic_load(&watcher_stop) ? atomic_load(&watcher_period_ms) : 0;
 }
 
 uint64_t leader_pass_count(void)

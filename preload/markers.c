@@ -74,10 +74,16 @@ static void append_line(const char *name, const char *text)
         ps_log_once(name, "cannot append to %s: %s", path, strerror(errno));
         return;
     }
-    /* One write per line, so concurrent appenders never interleave inside a line. */
+    /* One write per line (or per batch of whole lines), so concurrent appenders never
+     * interleave inside a line. */
     if (write(fd, text, len) != (ssize_t)len)
         ps_log_once(name, "short write to %s: %s", path, strerror(errno));
     fds_run_close(fd);
+}
+
+void markers_append_text(const char *file, const char *text)
+{
+    append_line(file, text);
 }
 
 void markers_append_jsonl(const char *file, cJSON *obj)

@@ -36,11 +36,16 @@
 #include "threads.h"
 #include "unsampled.h"
 
-#define FLUSH_MS 100
-/* ...or 100 ms while a ring fills fast (997 Hz): a ring holds PS_RING_SLOTS samples, and the
- * last pass took more than a quarter of that from one ring. */
+/* While samples arrive the writer drains the rings every FLUSH_MS (so a run killed by SIGKILL
+ * keeps all but its last quarter second), or sooner when the fullest ring would be half full by
+ * then (a ring holds PS_RING_SLOTS samples: 997 Hz fills half of it in 128 ms), but never more
+ * often than every BUSY_MS. A pass costs its wakeup and the file's open and write, whatever it
+ * carries: fewer, larger passes are what makes the writer cheap. */
+#define FLUSH_MS 250
 #define BUSY_MS 100
 static uint32_t pass_max_ring; /* the most records the last drain took from one ring */
+static uint64_t drain_gap_ns;  /* over how long they arrived: since the drain before it */
+static uint64_t last_drain_ns;
 /* A process whose threads took no sample since the last pass (nothing to write): the writer
  * sleeps this long, woken early by the next sample. */
 #define IDLE_MS 1000
@@ -61,6 +66,8 @@ static _Atomic uint32_t wake_seq;
 /* Set while the writer sleeps its long idle period: the first sample taken then wakes it
  * (writer_note_sample), so a sample still reaches the file within a normal period. */
 static _Atomic int writer_idle;
+/* Set while the writer sleeps hosted: the leader's watcher runs its passes (writer_host_pass). */
+static _Atomic int hosted;
 static _Atomic uint64_t writer_passes;
 static pthread_t writer_thread;
 static int writer_running;
@@ -342,6 +349,8 @@ static void drain_locked(int allow_io)
     int failed = 0;
     int nthreads = atomic_load(&ps_threads_used);
     pass_max_ring = 0;
+    drain_gap_ns = last_drain_ns && now > last_drain_ns ? now - last_drain_ns : 0;
+    last_drain_ns = now;
     for (int i = 0; i < nthreads; i++) {
         int st;
         struct ps_thread *t = drainable(i, &st);
@@ -422,7 +431,14 @@ static long pass_ms(uint64_t now, int idle)
     long ms = (long)(age_ms / 4);
     if (ms < 10)
         ms = 10;
-    long busy = pass_max_ring > PS_RING_SLOTS / 4 ? BUSY_MS : FLUSH_MS;
+    long busy = FLUSH_MS;
+    if (pass_max_ring > 0 && drain_gap_ns > 0) {
+        /* The time the fullest ring takes to fill half its slots at the rate the last drain saw. */
+        uint64_t half_ms = (uint64_t)(PS_RING_SLOTS / 2) * (drain_gap_ns / 1000000ull) / pass_max_ring;
+        busy = half_ms < BUSY_MS ? BUSY_MS : half_ms < FLUSH_MS ? (long)half_ms : FLUSH_MS;
+    }
+    if (busy > slow)
+        busy = slow; /* a follower still looks for a leader to take over from every 250 ms */
     if (ms > busy)
         ms = idle ? slow : busy;
     return lifetime_period_ms(ms);
@@ -433,8 +449,9 @@ static long futex_word(_Atomic uint32_t *w, int op, uint32_t val, const struct t
     return syscall(SYS_futex, (uint32_t *)w, op, val, abs_until, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-/* Sleeps until `until` (CLOCK_MONOTONIC) or a wake (stop, writer_wake, a sample after idle). */
-static void writer_sleep(const struct timespec *until, int idle)
+/* Sleeps until `until` (CLOCK_MONOTONIC) or a wake (stop, writer_wake, a sample after idle, the
+ * watcher handing the passes back). 1 when woken or not asleep at all, 0 when the time ran out. */
+static int writer_sleep(const struct timespec *until, int idle)
 {
     uint32_t seq = atomic_load(&wake_seq);
     if (idle) {
@@ -442,12 +459,21 @@ static void writer_sleep(const struct timespec *until, int idle)
         atomic_thread_fence(memory_order_seq_cst);
         if (drain_needed()) { /* a sample landed between the pass and now */
             atomic_store(&writer_idle, 0);
-            return;
+            return 1;
         }
     }
-    if (!atomic_load(&stop_requested) && !atomic_exchange(&wake_pending, 0))
-        futex_word(&wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, until);
+    int woken = 1;
+    if (atomic_load(&stop_requested))
+        return 1;
+    if (atomic_load(&wake_pending)) {
+        woken = 1; /* a pass asked for: wake_pending stays set for the caller */
+    } else if (futex_word(&wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, until) < 0 && errno == ETIMEDOUT) {
+        woken = 0;
+    }
+    if (!woken || !atomic_load(&hosted))
+        atomic_store(&wake_pending, 0);
     atomic_store(&writer_idle, 0);
+    return woken;
 }
 
 /* From the SIGPROF handler, after a sample is in its ring: wakes a writer sleeping its idle
@@ -475,6 +501,85 @@ void writer_maps_catch_up(void)
         writer_maps_snapshot(atomic_load(&last_pass_ns));
 }
 
+/* One pass: the drain, the maps check, the reaping of threads that are gone, the unsampled check
+ * and (a follower) the leader takeover check. Run by the writer thread, or by the leader's
+ * watcher at one of its own wakeups while the writer sleeps (writer_host_pass): one pass at a
+ * time, under pass_lock. */
+static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t last_maps, last_reap, last_leader, records_seen;
+static int pass_idle; /* the last pass wrote nothing new */
+
+static void pass_locked(void)
+{
+    uint64_t now = ps_now_ns(), last_pass = atomic_load(&last_pass_ns);
+    /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
+    int io = fds_io_enter();
+    if (files_ok) {
+        unsampled_pass(); /* before the drain hands back the threads that exited */
+        writer_flush(0);
+        /* A library loaded since the last pass is in force from the last pass: its code
+         * could not run before it was loaded, and what was mapped then still is. */
+        if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
+            writer_maps_snapshot(last_pass);
+            last_maps = now;
+        }
+        if (io && now - last_reap > 1000000000ull) {
+            threads_reap_foreign();
+            last_reap = now;
+        }
+    }
+    atomic_store(&last_pass_ns, now);
+    if (io && !leader_is_us() && now - last_leader > 250000000ull) {
+        leader_try_takeover();
+        last_leader = now;
+    }
+    /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
+     * unsampled check then ride on the long sleep's passes). */
+    pass_idle = records_written == records_seen;
+    if (pass_idle)
+        pass_max_ring = 0;
+    records_seen = records_written;
+    if (io)
+        fds_io_leave();
+}
+
+/* Hosting: in the leader, the watcher wakes every counter period (or at least once a second)
+ * anyway. When the writer's next pass is no sooner than that period, the writer sleeps until
+ * woken (a stop, writer_wake, the watcher handing the passes back) and the watcher runs the
+ * pass at the wakeup of its own that comes before it is due: one wakeup serves both. */
+static _Atomic uint64_t next_due_ns; /* when the next pass is due */
+static _Atomic uint64_t hosted_passes;
+#define HOSTED_BACKSTOP_S 10 /* a hosted writer wakes by itself after this long all the same */
+
+/* The next pass's due time after one at now; whether it can ride on the watcher's wakeups. */
+static int plan_next(uint64_t now, long *ms_out)
+{
+    long ms = pass_ms(now, pass_idle);
+    atomic_store(&next_due_ns, now + (uint64_t)ms * 1000000ull);
+    *ms_out = ms;
+    long host = leader_host_period_ms();
+    return host > 0 && host <= ms;
+}
+
+void writer_host_pass(long period_ms)
+{
+    if (!writer_running || !atomic_load(&hosted) || getpid() != ps_pid)
+        return;
+    uint64_t now = ps_now_ns();
+    if (now + (uint64_t)period_ms * 1000000ull < atomic_load(&next_due_ns) && !(pass_idle && drain_needed()))
+        return; /* not due before the watcher's next wakeup, and no sample waiting after idle */
+    if (pthread_mutex_trylock(&pass_lock) != 0)
+        return; /* the writer itself is passing */
+    if (atomic_load(&hosted)) {
+        pass_locked();
+        atomic_fetch_add(&hosted_passes, 1);
+        long ms;
+        if (!plan_next(now, &ms))
+            writer_rehost(); /* now due sooner than the watcher wakes: the writer's own timer */
+    }
+    pthread_mutex_unlock(&pass_lock);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -484,56 +589,43 @@ static void *writer_main(void *arg)
     ps_guard_enter();
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
-    uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
-    atomic_store(&last_pass_ns, last_pass);
-    uint64_t records_seen = 0;
-    int idle = 0;
+    last_maps = ps_now_ns();
+    last_reap = last_maps;
+    last_leader = 0;
+    records_seen = 0;
+    pass_idle = 0;
+    atomic_store(&last_pass_ns, last_maps);
     while (!atomic_load(&stop_requested)) {
-        long ms = pass_ms(ps_now_ns(), idle);
+        pthread_mutex_lock(&pass_lock);
+        long ms;
+        int host = plan_next(ps_now_ns(), &ms);
+        atomic_store(&hosted, host);
+        int idle = pass_idle;
+        pthread_mutex_unlock(&pass_lock);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
+        if (host)
+            until.tv_sec += HOSTED_BACKSTOP_S;
         until.tv_nsec += ms * 1000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        writer_sleep(&until, idle && ms >= FLUSH_MS);
+        /* While hosted the first sample after an idle stretch waits for the watcher's next
+         * wakeup (at most its period) rather than waking this thread. */
+        int woken = writer_sleep(&until, !host && idle && ms >= BUSY_MS);
+        atomic_store(&hosted, 0);
         if (atomic_load(&stop_requested))
             break;
+        if (host && woken && !atomic_exchange(&wake_pending, 0))
+            continue; /* handed back (or a pass came due sooner): plan again */
         atomic_fetch_add(&writer_passes, 1);
-        uint64_t now = ps_now_ns();
-        /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
-        int io = fds_io_enter();
-        if (files_ok) {
-            unsampled_pass(); /* before the drain hands back the threads that exited */
-            writer_flush(0);
-            /* A library loaded since the last pass is in force from the last pass: its code
-             * could not run before it was loaded, and what was mapped then still is. */
-            if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
-                writer_maps_snapshot(last_pass);
-                last_maps = now;
-            }
-            if (io && now - last_reap > 1000000000ull) {
-                threads_reap_foreign();
-                last_reap = now;
-            }
-        }
-        last_pass = now;
-        atomic_store(&last_pass_ns, now);
-        if (io && !leader_is_us() && now - last_leader > 250000000ull) {
-            leader_try_takeover();
-            last_leader = now;
-        }
-        /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
-         * unsampled check then ride on the long sleep's passes). */
-        idle = records_written == records_seen;
-        if (idle)
-            pass_max_ring = 0;
-        records_seen = records_written;
+        pthread_mutex_lock(&pass_lock);
+        pass_locked();
+        pthread_mutex_unlock(&pass_lock);
         meta_own_thread_cpu(META_OWN_WRITER);
-        if (io)
-            fds_io_leave();
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished: end with them */
     }
+    atomic_store(&hosted, 0);
     meta_own_thread_cpu(META_OWN_WRITER);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
@@ -578,6 +670,16 @@ void writer_stop(void)
     writer_running = 0;
 }
 
+/* The watcher stops hosting the passes (it ends, or they come due sooner than it wakes): the
+ * writer plans again with its own timer. */
+void writer_rehost(void)
+{
+    if (writer_running && atomic_load(&hosted)) {
+        atomic_fetch_add(&wake_seq, 1);
+        futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+    }
+}
+
 /* The next pass now (lifetime.c: a thread of the target is ending). Not from a signal handler. */
 void writer_wake(void)
 {
@@ -592,6 +694,9 @@ void writer_forget_after_fork(void)
     writer_running = 0;
     atomic_store(&writer_idle, 0);
     atomic_store(&writer_passes, 0);
+    atomic_store(&hosted, 0);
+    atomic_store(&hosted_passes, 0);
+    pthread_mutex_init(&pass_lock, NULL);
     atomic_store(&io_lock, 0);
     free(maps_last);
     maps_last = NULL;
@@ -604,6 +709,11 @@ void writer_forget_after_fork(void)
 uint64_t writer_pass_count(void)
 {
     return atomic_load(&writer_passes);
+}
+
+uint64_t writer_hosted_pass_count(void)
+{
+    return atomic_load(&hosted_passes);
 }
 
 uint64_t writer_records(void)
