@@ -509,6 +509,49 @@ static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t last_maps, last_reap, last_leader, records_seen;
 static int pass_idle; /* the last pass wrote nothing new */
 
+/* The process's virtual size (/proc/self/stat's vsize), 0 when it cannot be read. */
+static uint64_t self_vsize(void)
+{
+    char buf[1024];
+    int fd = fds_run_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    fds_run_close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    /* Field 23 (vsize); fields from 3, the state, each after one space. */
+    int field = 2;
+    for (; *p && field < 23; p++)
+        if (*p == ' ')
+            field++;
+    return field == 23 ? strtoull(p, NULL, 10) : 0;
+}
+
+/* Whether the mappings may differ from the last snapshot, besides a library loaded or unloaded
+ * (objects_changed): once a second the process's virtual size is read (a /proc/self/stat read, a
+ * small fraction of the cost of reading and comparing all of /proc/self/maps), and the maps are
+ * read again when it moved; a change that keeps the size (an mprotect, a remap in place) is seen
+ * by the full read every MAPS_FULL_NS all the same. */
+#define MAPS_CHECK_NS 1000000000ull
+#define MAPS_FULL_NS 10000000000ull
+static uint64_t last_vsize, last_vsize_check;
+
+static int maps_may_have_changed(uint64_t now)
+{
+    if (now - last_vsize_check < MAPS_CHECK_NS)
+        return 0;
+    last_vsize_check = now;
+    uint64_t v = self_vsize();
+    int changed = v == 0 || v != last_vsize || now - last_maps >= MAPS_FULL_NS;
+    last_vsize = v;
+    return changed;
+}
+
 static void pass_locked(void)
 {
     uint64_t now = ps_now_ns(), last_pass = atomic_load(&last_pass_ns);
@@ -519,7 +562,7 @@ static void pass_locked(void)
         writer_flush(0);
         /* A library loaded since the last pass is in force from the last pass: its code
          * could not run before it was loaded, and what was mapped then still is. */
-        if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
+        if (io && (objects_changed() || maps_may_have_changed(now))) {
             writer_maps_snapshot(last_pass);
             last_maps = now;
         }
@@ -591,6 +634,8 @@ static void *writer_main(void *arg)
     lifetime_shim_thread(1);
     last_maps = ps_now_ns();
     last_reap = last_maps;
+    last_vsize_check = last_maps;
+    last_vsize = 0; /* the first check, a second in, reads the maps whole */
     last_leader = 0;
     records_seen = 0;
     pass_idle = 0;
