@@ -2,7 +2,9 @@
  * it alone watches the markers file (inotify) and reads the whole-device counters, at every
  * boundary and every PERFSCOPE_COUNTER_MS. When it exits the lock is released and a follower's
  * writer thread takes over, resuming the markers file where the old leader stopped (the
- * offset is kept in .leader). Must never block the target: everything runs on its own thread. */
+ * offset is kept in .leader). At its wakeups it also runs the writer's pass when one is due before
+ * its next (writer.c), so the two threads share wakeups. Must never block the target: everything
+ * runs on its own thread. */
 #include "leader.h"
 
 #include <errno.h>

@@ -1,7 +1,8 @@
 /* writer.c: the sample files (docs/formats.md) and the thread that fills them. It drains every
  * thread's ring into cpuprof.<pid>[.<n>].bin, rewrites the header's count and dropped, appends
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
- * keeps all but its last moments. Files are opened by path for each flush and closed again, so
+ * keeps all but its last quarter second. In the leader its passes ride on the watcher's own
+ * wakeups once they are due no more often (writer_host_pass), so one wakeup serves both. Files are opened by path for each flush and closed again, so
  * a target that closes descriptors it did not open can never make us write into its files.
  * writer_flush() is also called from exit, exec and fatal-signal paths: it allocates nothing. */
 #include "writer.h"
