@@ -106,6 +106,7 @@ static void state_write(const struct leader_state *s)
 }
 
 static struct leader_state state;
+static long long state_written_offset = -1, state_written_line = -1; /* what .leader says now */
 
 /* ---- the markers file ---- */
 
@@ -165,7 +166,11 @@ static void read_markers(void)
     ps_real_close(fd);
     struct leader_state saved = state;
     saved.offset = line_start; /* a successor re-reads the unfinished line whole, however long */
-    state_write(&saved);
+    if (saved.offset != state_written_offset || saved.line_no != state_written_line) {
+        state_write(&saved); /* only when it moved: the watcher reads at every wakeup */
+        state_written_offset = saved.offset;
+        state_written_line = saved.line_no;
+    }
 }
 
 static void watch_markers(void)
@@ -250,7 +255,7 @@ static void *watcher_main(void *arg)
         read_markers();
         fds_io_leave();
     }
-    uint64_t next_counters = ps_now_ns();
+    uint64_t next_counters = ps_now_ns(), markers_read_ns = ps_now_ns();
     while (!atomic_load(&watcher_stop)) {
         /* Nothing to wait for but the markers file: inotify wakes us when it changes (a
          * second's timeout is the backstop); without a watch on it (the file does not exist
@@ -280,21 +285,29 @@ static void *watcher_main(void *arg)
         timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
+        int event = 0;
         if (r > 0 && (p[0].revents & POLLIN)) {
             uint64_t v;
             if (read(wake_fd, &v, sizeof v) < 0) { /* a wake-up: nothing to read */ }
+            event = 1;
         }
         if (r > 0 && (p[1].revents & POLLIN)) {
             char ev[4096];
             while (read(inotify_fd, ev, sizeof ev) > 0)
                 ;
+            event = 1;
         }
-        if (fds_io_enter()) {
+        /* The markers file when inotify says it changed (or a wake asks), when it is not
+         * watched, and once a second all the same (a file replaced under its watch): not at
+         * every counter read, which would open it ten times a second for nothing. */
+        uint64_t now = ps_now_ns();
+        if (ps_cfg.markers[0] && (event || !markers_watched || now - markers_read_ns >= 1000000000ull) && fds_io_enter()) {
             read_markers();
+            markers_read_ns = now;
             fds_io_leave();
         }
         atomic_fetch_add(&watcher_passes, 1);
-        meta_own_thread_cpu(META_OWN_WATCHER);
+        meta_own_thread_cpu_due(META_OWN_WATCHER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished */
     }
@@ -353,6 +366,7 @@ static int lock_leader(int takeover)
     if (!state.run_id[0])
         snprintf(state.run_id, sizeof state.run_id, "%s", runid_get());
     state_write(&state);
+    state_written_offset = state_written_line = -1; /* the next read writes it again */
     line_start = state.offset;
     return 1;
 }
@@ -465,6 +479,7 @@ void leader_forget_after_fork(void)
     atomic_store(&watcher_period_ms, 0);
     counterlog_after_fork();
     markers_watched = 0;
+    state_written_offset = state_written_line = -1;
     atomic_store(&watcher_passes, 0);
     owns_meta = 0;
     atomic_store(&is_leader, 0);

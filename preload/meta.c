@@ -205,6 +205,18 @@ void meta_own_thread_cpu(int which)
     atomic_store(&own_sys_ns[which], tv_ns(ru.ru_stime));
 }
 
+void meta_own_thread_cpu_due(int which)
+{
+    static _Atomic uint64_t last_ns[META_OWN_THREADS];
+    if (which < 0 || which >= META_OWN_THREADS)
+        return;
+    uint64_t now = ps_now_ns();
+    if (now - atomic_load(&last_ns[which]) < 250000000ull)
+        return;
+    atomic_store(&last_ns[which], now);
+    meta_own_thread_cpu(which);
+}
+
 struct exit_figures {
     uint64_t taken, signals, no_libunwind, records, chained, end_ns;
     double cpu_s;              /* sampled CPU time, the shim's own threads' left out */

@@ -607,8 +607,8 @@ static int plan_next(uint64_t now, long *ms_out)
 
 void writer_host_pass(long period_ms)
 {
-    if (!writer_running || !atomic_load(&hosted) || getpid() != ps_pid)
-        return;
+    if (!writer_running || !atomic_load(&hosted))
+        return; /* (the watcher runs in its own process only: no getpid check needed) */
     uint64_t now = ps_now_ns();
     if (now + (uint64_t)period_ms * 1000000ull < atomic_load(&next_due_ns) && !(pass_idle && drain_needed()))
         return; /* not due before the watcher's next wakeup, and no sample waiting after idle */
@@ -667,7 +667,7 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&pass_lock);
         pass_locked();
         pthread_mutex_unlock(&pass_lock);
-        meta_own_thread_cpu(META_OWN_WRITER);
+        meta_own_thread_cpu_due(META_OWN_WRITER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished: end with them */
     }
