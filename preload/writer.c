@@ -38,15 +38,12 @@
 #include "unsampled.h"
 
 /* While samples arrive the writer drains the rings every FLUSH_MS (so a run killed by SIGKILL
- * keeps all but its last quarter second), or sooner when the fullest ring would be half full by
- * then (a ring holds PS_RING_SLOTS samples: 997 Hz fills half of it in 128 ms), but never more
- * often than every BUSY_MS. A pass costs its wakeup and the file's open and write, whatever it
- * carries: fewer, larger passes are what makes the writer cheap. */
+ * keeps all but its last quarter second), or sooner when a thread sampled at the asked rate
+ * would fill half its ring by then (a ring holds PS_RING_SLOTS samples: at 997 Hz half of it
+ * is 128 ms), but never more often than every BUSY_MS. A pass costs its wakeup and the file's
+ * open and write, whatever it carries: fewer, larger passes are what makes the writer cheap. */
 #define FLUSH_MS 250
 #define BUSY_MS 100
-static uint32_t pass_max_ring; /* the most records the last drain took from one ring */
-static uint64_t drain_gap_ns;  /* over how long they arrived: since the drain before it */
-static uint64_t last_drain_ns;
 /* A process whose threads took no sample since the last pass (nothing to write): the writer
  * sleeps this long, woken early by the next sample. */
 #define IDLE_MS 1000
@@ -349,9 +346,6 @@ static void drain_locked(int allow_io)
     uint64_t pending = 0;
     int failed = 0;
     int nthreads = atomic_load(&ps_threads_used);
-    pass_max_ring = 0;
-    drain_gap_ns = last_drain_ns && now > last_drain_ns ? now - last_drain_ns : 0;
-    last_drain_ns = now;
     for (int i = 0; i < nthreads; i++) {
         int st;
         struct ps_thread *t = drainable(i, &st);
@@ -359,9 +353,7 @@ static void drain_locked(int allow_io)
             continue;
         refresh_comm(t, now, allow_io);
         struct ps_slot_rec *r;
-        uint32_t from_ring = 0;
         while ((r = ring_peek(t->ring)) != NULL) {
-            from_ring++;
             uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
             for (uint32_t w = 0; w < r->weight; w++) {
                 if (used + rs > sizeof batch) {
@@ -382,8 +374,6 @@ static void drain_locked(int allow_io)
             }
             ring_release(t->ring);
         }
-        if (from_ring > pass_max_ring)
-            pass_max_ring = from_ring;
         dropped += atomic_load(&t->ring->dropped);
         if (st == PS_T_EXITED) {
             dropped_retired += atomic_load(&t->ring->dropped);
@@ -432,12 +422,9 @@ static long pass_ms(uint64_t now, int idle)
     long ms = (long)(age_ms / 4);
     if (ms < 10)
         ms = 10;
-    long busy = FLUSH_MS;
-    if (pass_max_ring > 0 && drain_gap_ns > 0) {
-        /* The time the fullest ring takes to fill half its slots at the rate the last drain saw. */
-        uint64_t half_ms = (uint64_t)(PS_RING_SLOTS / 2) * (drain_gap_ns / 1000000ull) / pass_max_ring;
-        busy = half_ms < BUSY_MS ? BUSY_MS : half_ms < FLUSH_MS ? (long)half_ms : FLUSH_MS;
-    }
+    /* Half a ring at the asked rate (a thread gets at most one signal per period). */
+    long half_ms = ps_cfg.hz > 0 ? (long)(PS_RING_SLOTS / 2) * 1000L / ps_cfg.hz : FLUSH_MS;
+    long busy = half_ms < BUSY_MS ? BUSY_MS : half_ms < FLUSH_MS ? half_ms : FLUSH_MS;
     if (busy > slow)
         busy = slow; /* a follower still looks for a leader to take over from every 250 ms */
     if (ms > busy)
@@ -580,8 +567,6 @@ static void pass_locked(void)
     /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
      * unsampled check then ride on the long sleep's passes). */
     pass_idle = records_written == records_seen;
-    if (pass_idle)
-        pass_max_ring = 0;
     records_seen = records_written;
     if (io)
         fds_io_leave();
