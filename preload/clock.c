@@ -99,18 +99,20 @@ static int fd_base(void)
  * makes the move fail with EINVAL: the base is then read again. */
 static _Atomic int cached_base;
 
-/* Whether descriptors a and b of this process are one open file (the same open file
- * description): kcmp, one system call; where it is refused, the same inode and our
- * close-on-exec flag on a. */
+/* Whether low descriptor a is still the file of ours that b was duplicated from: the same open
+ * file (kcmp, one system call; where it is refused, the same inode) and our close-on-exec flag
+ * on a, which a target's dup2 onto the number clears (a dup2 landing before the duplicate makes
+ * both the target's file: only the flag tells). */
 static int same_file(int a, int b)
 {
     pid_t self = ps_pid > 0 ? ps_pid : getpid();
     long r = syscall(SYS_kcmp, self, self, 0 /* KCMP_FILE */, a, b);
-    if (r >= 0)
-        return r == 0;
-    struct stat sa, sb;
-    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
-           sa.st_rdev == sb.st_rdev && (fcntl(a, F_GETFD) & FD_CLOEXEC);
+    if (r < 0) {
+        struct stat sa, sb;
+        r = fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+                    sa.st_rdev == sb.st_rdev ? 0 : 1;
+    }
+    return r == 0 && (fcntl(a, F_GETFD) & FD_CLOEXEC);
 }
 
 /* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
