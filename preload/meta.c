@@ -414,7 +414,11 @@ void meta_complete(void)
     machine_check(&st); /* outside the lock: the exit path must not wait for the scan */
     cJSON *mb = machine_json(&st);
     pthread_mutex_lock(&doc_lock);
-    if (mb && meta && !cJSON_GetObjectItemCaseSensitive(meta, "machine_before")) {
+    /* Not once the way out has set the final status: the signal-safe way out (_exit, a fatal
+     * signal) writes its own last file, with the exit figures, and a render here would replace
+     * it without them (the scan takes well under a millisecond on a quiet machine: a process
+     * that _exits at once meets it). */
+    if (mb && meta && !atomic_load(&final_set) && !cJSON_GetObjectItemCaseSensitive(meta, "machine_before")) {
         cJSON_AddItemToObject(meta, "machine_before", mb);
         mb = NULL;
         render_and_write();

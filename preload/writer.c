@@ -2,8 +2,9 @@
  * thread's ring into cpuprof.<pid>[.<n>].bin, rewrites the header's count and dropped, appends
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
  * keeps all but its last quarter second. In the leader its passes ride on the watcher's own
- * wakeups once they are due no more often (writer_host_pass), so one wakeup serves both. Files are opened by path for each flush and closed again, so
- * a target that closes descriptors it did not open can never make us write into its files.
+ * wakeups once they are due no more often (writer_host_pass), so one wakeup serves both. Files
+ * are opened by path for each flush and closed again, so a target that closes descriptors it
+ * did not open can never make us write into its files.
  * writer_flush() is also called from exit, exec and fatal-signal paths: it allocates nothing. */
 #include "writer.h"
 
@@ -438,10 +439,11 @@ static long futex_word(_Atomic uint32_t *w, int op, uint32_t val, const struct t
 }
 
 /* Sleeps until `until` (CLOCK_MONOTONIC) or a wake (stop, writer_wake, a sample after idle, the
- * watcher handing the passes back). 1 when woken or not asleep at all, 0 when the time ran out. */
-static int writer_sleep(const struct timespec *until, int idle)
+ * watcher handing the passes back) since wake_seq read seq: the caller reads it before it plans,
+ * so a wake between its plan and the wait is never missed. 1 when woken or not asleep at all, 0
+ * when the time ran out. */
+static int writer_sleep(uint32_t seq, const struct timespec *until, int idle)
 {
-    uint32_t seq = atomic_load(&wake_seq);
     if (idle) {
         atomic_store(&writer_idle, 1);
         atomic_thread_fence(memory_order_seq_cst);
@@ -627,6 +629,7 @@ static void *writer_main(void *arg)
     pass_idle = 0;
     atomic_store(&last_pass_ns, last_maps);
     while (!atomic_load(&stop_requested)) {
+        uint32_t seq = atomic_load(&wake_seq);
         pthread_mutex_lock(&pass_lock);
         long ms;
         int host = plan_next(ps_now_ns(), &ms);
@@ -642,7 +645,7 @@ static void *writer_main(void *arg)
         until.tv_nsec %= 1000000000L;
         /* While hosted the first sample after an idle stretch waits for the watcher's next
          * wakeup (at most its period) rather than waking this thread. */
-        int woken = writer_sleep(&until, !host && idle && ms >= BUSY_MS);
+        int woken = writer_sleep(seq, &until, !host && idle && ms >= BUSY_MS);
         atomic_store(&hosted, 0);
         if (atomic_load(&stop_requested))
             break;
@@ -705,7 +708,9 @@ void writer_stop(void)
  * writer plans again with its own timer. */
 void writer_rehost(void)
 {
-    if (writer_running && atomic_load(&hosted)) {
+    /* Whether or not the writer sleeps hosted yet: one planning now sees the new state, or its
+     * wait sees this wake (writer_sleep). Rare: a hand-back, the watcher's end. */
+    if (writer_running) {
         atomic_fetch_add(&wake_seq, 1);
         futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
     }
