@@ -60,12 +60,20 @@ static int take_proc(cJSON *o, size_t lineno, void *arg)
     struct proc_line pl;
     if (procline_read(o, &pl) != 0 || !pl.samples || !pl.exe)
         return 0;
+    /* The last start line that names a file is its image's: a start line names the file its
+     * image would write, and an image that took no sample left none, so a later image of the
+     * same pid (after exec) names the same file again (runs from before files were made lazily
+     * name each file once). */
     for (size_t i = 0; i < p->nimg; i++) {
-        if (strcmp(p->img[i].file, pl.samples) != 0 || p->img[i].exe)
+        if (strcmp(p->img[i].file, pl.samples) != 0)
             continue;
-        p->img[i].exe = strdup(pl.exe);
-        if (!p->img[i].exe)
+        char *exe = strdup(pl.exe);
+        if (!exe) {
             p->oom = 1;
+            continue;
+        }
+        free(p->img[i].exe);
+        p->img[i].exe = exe;
     }
     return 0;
 }
