@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,8 +44,48 @@ static void thread_key_destructor(void *v)
     lifetime_thread_ending();
 }
 
+/* In a fork child: the forking thread's stack bounds, as its parent knew them (the child runs
+ * on the same stack). 0,0 when the parent had no record of that thread. */
+static uintptr_t inherited_lo, inherited_hi;
+
+/* The initial thread's stack without /proc/self/maps (which pthread_getattr_np reads and parses
+ * for it: a third of what a short process paid the shim at start). The kernel puts the
+ * executable's name (AT_EXECFN) last on that stack, just below its top, and the stack may grow
+ * to RLIMIT_STACK below the top: the bounds pthread_getattr_np gives, less its check of the
+ * mapping below (with no limit, 8 MiB are taken). -1 when the auxiliary vector does not say, or
+ * the calling thread is not on that stack. */
+static int initial_stack_bounds(struct ps_thread *t)
+{
+    extern void *__libc_stack_end;
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    struct rlimit rl;
+    uintptr_t page = (uintptr_t)getpagesize(), end = (uintptr_t)__libc_stack_end;
+    if (!fn || getrlimit(RLIMIT_STACK, &rl) != 0)
+        return -1;
+    uintptr_t top = ((uintptr_t)fn + strlen(fn) + 1 + sizeof(void *) + page - 1) & ~(page - 1);
+    uintptr_t size = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > ((rlim_t)1 << 40) ? (uintptr_t)8 << 20 : (uintptr_t)rl.rlim_cur;
+    /* As glibc: from the page above __libc_stack_end (the frames lie below it, in the same
+     * mapping as the name) down to RLIMIT_STACK below the mapping's top. */
+    uintptr_t hi = (end & ~(page - 1)) + page, here = (uintptr_t)__builtin_frame_address(0);
+    if (!end || hi > top || size < page || size > top || top - size >= hi)
+        return -1;
+    if (here >= hi || here < top - size)
+        return -1; /* not on that stack (a fork child of another thread, a stack of its own) */
+    t->stack_lo = top - size;
+    t->stack_hi = hi;
+    return 0;
+}
+
 static void stack_bounds(struct ps_thread *t)
 {
+    if (inherited_hi) {
+        t->stack_lo = inherited_lo;
+        t->stack_hi = inherited_hi;
+        inherited_lo = inherited_hi = 0;
+        return;
+    }
+    if (ps_gettid() == getpid() && initial_stack_bounds(t) == 0)
+        return;
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
@@ -160,6 +202,9 @@ void threads_setup(void)
 /* In a fork child: the parent's threads are not here; our copies of their clocks and rings go. */
 void threads_forget_after_fork(void)
 {
+    struct ps_thread *self = thread_self();
+    inherited_lo = self ? self->stack_lo : 0;
+    inherited_hi = self ? self->stack_hi : 0;
     thread_set_self(NULL);
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
