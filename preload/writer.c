@@ -607,7 +607,7 @@ static void *writer_main(void *arg)
             unsampled_pass(); /* before the drain hands back the threads that exited */
             writer_flush(0);
             if (records_written)
-                sampler_warm_fast(); /* once, here: a process that takes no sample never pays it */
+                sampler_warm_libunwind(); /* once, here: a process that takes no sample never pays it */
             /* A library loaded since the last pass is in force from the last pass: its code
              * could not run before it was loaded, and what was mapped then still is. */
             if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
