@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # t_shim_lazy: a process pays only for what it uses (docs/shim.md, "What a process pays").
 # - A short process that takes no sample leaves no sample file and no maps file, but its start
-#   and exit lines are in procs.jsonl (with samples 0); so does a shell loop of short processes:
-#   a sample file exists exactly for the names of images that took samples.
+#   and exit lines are in procs.jsonl (with samples 0), and the symbolizer and the report take it
+#   as a run without samples; in a shell loop of short processes a sample file exists exactly
+#   for the names of images that took samples.
 # - A short process made to take samples has its sample file and maps snapshot, whichever way it
 #   ends (return from main, _exit, a fatal SIGTERM), and the symbolizer resolves them to the
 #   function that ran.
@@ -59,6 +60,13 @@ mine = [r for r in procs if r["pid"] == res.pid]
 check([r["event"] for r in mine] == ["start", "exit"], "t_short return 0: procs.jsonl lines %s" % mine)
 check(all(r.get("sampling", {}).get("samples", 0) == 0 for r in mine), "t_short return 0 took samples: %s" % mine)
 check(run_files(out, res.pid) == [], "t_short return 0 took no sample and left %s" % run_files(out, res.pid))
+# The readers take it as a run without samples: an empty profile, a report.
+prof, folded = symbolized(out, "a run without sample files")
+check(prof is not None and prof.get("samples") == 0 and folded == "",
+      "a run without sample files: profile samples %r, stacks %r" % (prof and prof.get("samples"), folded[:200]))
+r = subprocess.run([os.path.join(os.path.dirname(SYM), "perfscope-report"), out], capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and os.path.exists(os.path.join(out, "report.md")),
+      "perfscope-report on a run without sample files: exit %d: %s" % (r.returncode, r.stderr[-500:]))
 
 # ---- a shell loop of short processes: every exit line, files only where samples were taken ----
 out = "out-loop"
