@@ -17,9 +17,6 @@ extern int ps_perf_counts_kernel;
 extern char ps_kernel_hz_source[64];
 extern char ps_clock_reason[160];
 
-/* The kernel tick rate as the run's meta.json gives it (same kernel): clock_setup reads no
- * kernel config then. */
-void clock_kernel_hz_known(int hz, const char *from);
 /* Once at start: the kernel tick rate and which clock runs. */
 void clock_setup(void);
 /* Starts sampling thread t (self: t is the calling thread). 0, or -1 when it cannot. */

@@ -20,12 +20,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-#include "clock.h"
 #include "config.h"
 #include "fds.h"
 #include "leader.h"
@@ -85,15 +83,6 @@ static int meta_facts(char *status, size_t ssize, char *id, size_t isize)
         snprintf(status, ssize, "%s", s->valuestring);
     if (cJSON_IsString(r) && r->valuestring)
         snprintf(id, isize, "%s", r->valuestring);
-    /* The kernel's tick rate, found by the run's first process, when this is its kernel. */
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(m, "host");
-    const cJSON *kernel = cJSON_GetObjectItemCaseSensitive(h, "kernel");
-    const cJSON *khz = cJSON_GetObjectItemCaseSensitive(h, "kernel_hz");
-    const cJSON *from = cJSON_GetObjectItemCaseSensitive(h, "kernel_hz_from");
-    struct utsname u;
-    if (cJSON_IsString(kernel) && cJSON_IsNumber(khz) && cJSON_IsString(from) && uname(&u) == 0 &&
-        strcmp(kernel->valuestring, u.release) == 0 && khz->valuedouble >= 1 && khz->valuedouble <= 100000)
-        clock_kernel_hz_known((int)khz->valuedouble, from->valuestring);
     cJSON_Delete(m);
     return 1;
 }
