@@ -5,7 +5,7 @@
  * child's borrowed memory (getpid() is checked against the process the state belongs to). */
 #include "threads.h"
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "fds.h"
 #include "interpose.h"
 #include "lifetime.h"
 #include "log.h"
@@ -148,34 +149,48 @@ void threads_named(pthread_t thread, const char *name)
     }
 }
 
-/* Threads already running when the shim starts (a library constructor started them). */
+/* Threads already running when the shim starts (a library constructor started them). Listed
+ * with getdents64 into a buffer on the stack: opendir's 32 KiB buffer was often the first
+ * allocation of a short process. */
 void threads_adopt_existing(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task");
-    DIR *d = opendir(path);
-    if (!d)
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return;
-    struct dirent *e;
     pid_t self = ps_gettid();
-    while ((e = readdir(d)) != NULL) {
-        pid_t tid = (pid_t)atoi(e->d_name);
-        if (tid <= 0 || tid == self)
-            continue;
-        struct ps_thread *t = thread_claim(tid);
-        if (!t)
-            break;
-        t->foreign = 1;
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
-        if (!t->ring) {
-            atomic_store(&t->state, PS_T_FREE);
-            continue;
+    char buf[4096];
+    long n;
+    int full = 0;
+    while (!full && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            struct linux_dirent64_ps {
+                uint64_t d_ino;
+                int64_t d_off;
+                unsigned short d_reclen;
+                unsigned char d_type;
+                char d_name[];
+            } *e = (void *)(buf + off);
+            off += e->d_reclen;
+            pid_t tid = (pid_t)atoi(e->d_name);
+            if (tid <= 0 || tid == self)
+                continue;
+            struct ps_thread *t = thread_claim(tid);
+            if (!t) {
+                full = 1;
+                break;
+            }
+            t->foreign = 1;
+            t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
+            if (!t->ring) {
+                atomic_store(&t->state, PS_T_FREE);
+                continue;
+            }
+            unsampled_thread_start(t, 0);
+            atomic_store(&t->state, PS_T_LIVE);
+            clock_arm(t, 0);
         }
-        unsampled_thread_start(t, 0);
-        atomic_store(&t->state, PS_T_LIVE);
-        clock_arm(t, 0);
     }
-    closedir(d);
+    ps_real_close(fd);
 }
 
 /* Threads that existed before the shim (no exit hook of ours): closed when they are gone. */
