@@ -3,7 +3,9 @@
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
  * keeps all but its last moments. Files are opened by path for each flush and closed again, so
  * a target that closes descriptors it did not open can never make us write into its files.
- * writer_flush() is also called from exit, exec and fatal-signal paths: it allocates nothing. */
+ * The files are made with the first record to write (a process that takes no sample makes
+ * none), and the writer warms libunwind up then. writer_flush() is also called from exit, exec
+ * and fatal-signal paths; writer_flush(1), the fatal path's, allocates nothing. */
 #include "writer.h"
 
 #include <dirent.h>
