@@ -80,10 +80,13 @@ static int initial_stack_bounds(struct ps_thread *t)
 static void stack_bounds(struct ps_thread *t)
 {
     if (inherited_hi) {
-        t->stack_lo = inherited_lo;
-        t->stack_hi = inherited_hi;
-        inherited_lo = inherited_hi = 0;
-        return;
+        uintptr_t lo = inherited_lo, hi = inherited_hi, here = (uintptr_t)__builtin_frame_address(0);
+        inherited_lo = inherited_hi = 0; /* the forking thread's alone, used once */
+        if (here > lo && here < hi) {
+            t->stack_lo = lo;
+            t->stack_hi = hi;
+            return;
+        }
     }
     if (ps_gettid() == getpid() && initial_stack_bounds(t) == 0)
         return;
