@@ -229,9 +229,9 @@ static void *thread_main(void *arg)
     return (void *)(intptr_t)measure();
 }
 
-/* The measuring runs on a thread of its own by default, as an engine's workers do (libunwind
- * 1.6's fast tracer gives up at the main thread's outermost C library frames and walks the
- * whole stack again step by step there: "main" as the third argument measures that). */
+/* The measuring runs on a thread of its own by default, as an engine's workers do; "main" as
+ * the third argument measures on the main thread instead (libunwind's fast tracer walks a
+ * different set of outermost C library frames there). */
 int main(int argc, char **argv)
 {
     g_argc = argc;
