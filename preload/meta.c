@@ -233,7 +233,8 @@ static double sampled_cpu_s(void)
     return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
 }
 
-/* Async-signal-safe: atomics (the per-thread sample counters summed), writer_records, getrusage and unsampled_totals' plain reads. */
+/* Async-signal-safe: atomics (the per-thread sample counters summed), writer_records,
+ * getrusage and unsampled_totals' plain reads. */
 static void exit_figures(struct exit_figures *f)
 {
     threads_sample_totals(&f->taken, &f->signals, &f->no_libunwind);
