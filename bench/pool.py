@@ -358,7 +358,9 @@ def cost_section(args):
                      res["callchain"][4], res["fp"][4]))
     L.append("- The shim's whole cost per delivered sample is in the first table (us / sample: the pairs' "
              "extra CPU over distinct samples) and the shim's threads' share in the second (shim threads us / "
-             "sample). Its rows here are the interruption alone, its handler included; what the pairs add "
+             "sample). Its rows here are the interruption alone, its handler included, measured in runs of "
+             "their own after the probe's (the host's load moves these figures by half from one minute to the "
+             "next: compare rows of one run, and the probe's modes with each other); what the pairs add "
              "beyond it is the shim's threads and the work's slower return after each interruption.")
     return L
 
