@@ -255,9 +255,10 @@ def fork_section(args, pairs, machine):
     return L
 
 
-def shim_gaps(args, env_extra):
-    """bench/sample_cost under the shim at 997 Hz: each of the shim's samples matched, by its time,
-    to the TSC gap it fell in -> (median gap, before the sample's clock read, after it, matched)."""
+def shim_gaps(args, env_extra, rounds, acc):
+    """bench/sample_cost under the shim at 997 Hz for `rounds` rounds: each of the shim's samples
+    matched, by its time, to the TSC gap it fell in; (gap, before the sample's clock read, after
+    it) appended to acc's three lists."""
     out = os.path.join(args.work, "cost_shim")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -267,7 +268,7 @@ def shim_gaps(args, env_extra):
                 "PERFSCOPE_CLOCK": "perf"})
     env.update(env_extra)
     try:
-        subprocess.run([os.path.abspath(args.cost), str(args.cost_rounds), "997", "shim", gaps_path], env=env,
+        subprocess.run([os.path.abspath(args.cost), str(rounds), "997", "shim", gaps_path], env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, check=True)
         gaps = {}
         with open(gaps_path) as f:
@@ -277,8 +278,8 @@ def shim_gaps(args, env_extra):
         times = readers.perfscope_times(out)
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         print("bench: sample_cost under the shim failed: %s" % e)
-        return None
-    tot, pre, post = [], [], []
+        return
+    tot, pre, post = acc
     for tid, g in gaps.items():
         starts = [x[0] for x in g]
         for t in times.get(tid, []):
@@ -287,26 +288,41 @@ def shim_gaps(args, env_extra):
                 tot.append((g[k][1] - g[k][0]) / 1e3)
                 pre.append((t - g[k][0]) / 1e3)
                 post.append((g[k][1] - t) / 1e3)
-    if not tot:
-        return None
-    return statistics.median(tot), statistics.median(pre), statistics.median(post), len(tot)
+
+
+SHIM_COST_CONFIGS = (("libunwind ring (the default)", {}), ("fp ring", {"PERFSCOPE_UNWIND": "fp"}))
 
 
 def cost_section(args):
-    """bench/sample_cost's medians, and the shim's own interruption: -> the section's lines."""
-    try:
-        p = subprocess.run([os.path.abspath(args.cost), str(args.cost_rounds), "997"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, timeout=300)
-        text = p.stdout.decode(errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as e:
-        text = ""
-        print("bench: sample_cost failed: %s" % e)
+    """bench/sample_cost's medians, and the shim's own interruption: -> the section's lines. The
+    probe and the shim's runs alternate in three stretches (the host's load drifts by the minute);
+    each figure is the median of the stretches' medians (CPU's range: over all rounds)."""
+    reps = 3 if args.cost_rounds >= 3 else 1
+    rounds = max(1, args.cost_rounds // reps)
+    per = {}
+    acc = {name: ([], [], []) for name, _ in SHIM_COST_CONFIGS}
+    for _ in range(reps):
+        try:
+            p = subprocess.run([os.path.abspath(args.cost), str(rounds), "997"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, timeout=300)
+            text = p.stdout.decode(errors="replace")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            text = ""
+            print("bench: sample_cost failed: %s" % e)
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) >= 3 and f[0] == "mode":
+                per.setdefault(f[1], []).append(None if f[2] == "refused" else (
+                    float(f[3]), float(f[5]), float(f[7]), int(f[9]), float(f[11]), float(f[13]), float(f[15]),
+                    float(f[17])))
+        for name, env in SHIM_COST_CONFIGS:
+            shim_gaps(args, env, rounds, acc[name])
     res = {}
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[0] == "mode":
-            res[f[1]] = None if f[2] == "refused" else (float(f[3]), float(f[5]), float(f[7]), int(f[9]),
-                                                         float(f[11]), float(f[13]), float(f[15]), float(f[17]))
+    for m, rows in per.items():
+        rows = [r for r in rows if r]
+        res[m] = None if not rows else (
+            statistics.median(r[0] for r in rows), min(r[1] for r in rows), max(r[2] for r in rows), rows[0][3]) + \
+            tuple(statistics.median(r[k] for r in rows) for k in range(4, 8))
     L = ["## Cost per sample, taken apart (bench/sample_cost.c)", "",
          "Written by `bench/pool.py`. One thread runs fixed work at the leaf of a 40-deep call chain "
          "under a perf task-clock at 997 Hz set up as the shim sets it up; each mode adds a part of "
@@ -314,8 +330,9 @@ def cost_section(args):
          "included, minus the same work without a clock in the same round) / signals, everything but noisy; "
          "interruption = the signal's gap in a work loop that reads the TSC every ~12 ns, told from other "
          "interrupts by the handler's own TSC stamps and split at them (before the handler: timer interrupt, "
-         "overflow, wakeup, signal frame; the handler; after it: sigreturn). Medians of %d rounds "
-         "([min-max] for CPU), modes rotated each round. Load average %s." % (args.cost_rounds, report.loadavg()), "",
+         "overflow, wakeup, signal frame; the handler; after it: sigreturn). %d rounds in %d stretches "
+         "alternated with the shim's runs, medians ([min-max] for CPU), modes rotated each round. Load average "
+         "%s." % (rounds * reps, reps, report.loadavg()), "",
          "| mode | what it adds | CPU us / signal | interruption us | before the handler | handler | after it | signals a round |",
          "|---|---|---|---|---|---|---|---|"]
     what = {"ring": "the kernel: timer interrupt, overflow, SIGPROF through the ring buffer's wakeup, "
@@ -333,12 +350,12 @@ def cost_section(args):
             continue
         L.append("| %s | %s | %.1f [%.1f-%.1f] | %.1f | %.1f | %s | %.1f | %d |" % (
             m, what[m], r[0], r[1], r[2], r[4], r[5], "-" if m == "callchain" else "%.2f" % r[6], r[7], r[3]))
-    shim = [(name, shim_gaps(args, env)) for name, env in
-            (("libunwind ring (the default)", {}), ("fp ring", {"PERFSCOPE_UNWIND": "fp"}))]
-    for name, g in shim:
+    for name, _ in SHIM_COST_CONFIGS:
+        tot, pre, post = acc[name]
+        g = ("%.1f" % statistics.median(tot), "%.1f" % statistics.median(pre), "%.1f" % statistics.median(post),
+             len(tot) // (rounds * reps)) if tot else ("-", "-", "-", "-")
         L.append("| the shim, %s | its whole handler (LD_PRELOAD, split at its sample's clock read) | see the "
-                 "pairs | %s | %s | - | %s | %s |" % ((name,) + (("%.1f" % g[0], "%.1f" % g[1], "%.1f" % g[2], g[3] // args.cost_rounds)
-                                                              if g else ("-", "-", "-", "-"))))
+                 "pairs | %s | %s | - | %s | %s |" % ((name,) + g))
     L.append("")
     if res.get("ring") and res.get("libunwind") and res.get("fp"):
         ring, unw, fp = res["ring"], res["libunwind"], res["fp"]
@@ -358,9 +375,8 @@ def cost_section(args):
                      res["callchain"][4], res["fp"][4]))
     L.append("- The shim's whole cost per delivered sample is in the first table (us / sample: the pairs' "
              "extra CPU over distinct samples) and the shim's threads' share in the second (shim threads us / "
-             "sample). Its rows here are the interruption alone, its handler included, measured in runs of "
-             "their own after the probe's (the host's load moves these figures by half from one minute to the "
-             "next: compare rows of one run, and the probe's modes with each other); what the pairs add "
+             "sample). Its rows here are the interruption alone, its handler included (the host's load moves "
+             "these figures by half from one minute to the next, hence the alternation); what the pairs add "
              "beyond it is the shim's threads and the work's slower return after each interruption.")
     return L
 
