@@ -11,7 +11,9 @@ fail the bench: exit 0 unless the bench itself could not run.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
   parts turned off), paired: extra CPU (the shell and all its children, from wait4) per process.
 - cost per sample, taken apart: bench/sample_cost.c (delivery with a handler that does nothing,
-  then the handler's parts) beside the shim's own figures from the pairs above.
+  then the handler's parts, and no signal at all; CPU and each interruption's TSC gap), and the
+  shim's own interruption (sample_cost's work under the shim, each gap matched to a sample's time),
+  beside the shim's own figures from the pairs above.
 """
 import argparse
 import bisect
