@@ -37,7 +37,7 @@ static void write_batch(void)
     if (!batch_len)
         return;
     batch[batch_len] = 0;
-    markers_append_text(RUN_COUNTERS, batch);
+    markers_append_line(RUN_COUNTERS, batch);
     batch_len = 0;
     written_once = 1;
 }
@@ -58,7 +58,7 @@ void counterlog_add(const char *line, uint64_t read_ns)
             memcpy(one, line, n);
             one[n] = '\n';
             one[n + 1] = 0;
-            markers_append_text(RUN_COUNTERS, one);
+            markers_append_line(RUN_COUNTERS, one);
             free(one);
             written_once = 1;
         }
