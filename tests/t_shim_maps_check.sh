@@ -2,7 +2,8 @@
 # t_shim_maps_check: a file mapped by a plain mmap (no library load for dl_iterate_phdr's
 # counters to show) reaches the maps file while the process runs. The writer reads
 # /proc/self/maps again only when the process's virtual size moved (checked once a second) or
-# every 10 s, not at every check: t_mapfile maps a 64 KiB file 1.2 s in, waits 2.5 s, exits.
+# every 10 s, not at every check: t_mapfile burns 0.1 s (its sample files exist from its first
+# samples), maps a 64 KiB file 1.2 s in, burns 0.1 s more, waits 2.5 s, exits.
 # - its cpuprof.<pid>.maps has a "# t=" snapshot naming the file, in force from before the
 #   exit line's time;
 # - the first snapshot does not name it.
