@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FLAME_MAX_DEPTH 4096 /* physical frames are at most 256; inline chains add a few */
+#define FLAME_MAX_DEPTH 4096 /* call tree nodes of one stack: at most 256 frames and the [truncated]
+                             * mark, so the bound never cuts (group_tree's memo relies on it) */
 
 struct fnode {
     uint32_t parent, frame;
@@ -113,14 +114,18 @@ static uint32_t gchild(struct gnodes *g, struct flame *fl, uint32_t parent, uint
 }
 
 /* Adds the counts of group g: every (g, thread, stack) counter walked root first. Node 0 of
- * gn is the root (not written). */
+ * gn is the root (not written). memo (one slot per call tree node, zeroed here) remembers the
+ * flame node a call tree node came to in this group: a node's flame node depends only on its path,
+ * so a stack walks up only to its first ancestor already placed and down from there, making the
+ * same nodes and frames in the same order as walking every stack from the root would. */
 static void group_tree(const struct profile *p, struct flame *fl, uint32_t g, struct gnodes *gn,
-                       uint32_t *path)
+                       uint32_t *path, uint32_t *memo)
 {
     const struct symtab *st = &p->st;
     gn->n = 0;
     hmap_free(&gn->idx);
     hmap_init(&gn->idx, 2);
+    memset(memo, 0, p->nnodes * sizeof *memo);
     gchild(gn, fl, UINT32_MAX, UINT32_MAX); /* the root */
     for (size_t i = 0; i < p->counts.cap && !fl->oom; i++) {
         if (!p->counts.used[i])
@@ -129,13 +134,15 @@ static void group_tree(const struct profile *p, struct flame *fl, uint32_t g, st
         if ((uint32_t)(k[0] & 0xffffffffu) != g)
             continue;
         size_t depth = 0;
-        for (uint32_t nd = (uint32_t)k[1]; nd != 0 && depth < FLAME_MAX_DEPTH; nd = p->nodes[nd].parent)
-            path[depth++] = p->nodes[nd].loc;
-        uint32_t cur = 0;
+        uint32_t nd = (uint32_t)k[1];
+        for (; nd != 0 && !memo[nd] && depth < FLAME_MAX_DEPTH; nd = p->nodes[nd].parent)
+            path[depth++] = nd;
+        uint32_t cur = nd != 0 && depth < FLAME_MAX_DEPTH ? memo[nd] : 0;
         while (depth-- > 0 && !fl->oom) {
-            const struct sym_loc *l = &st->locs[path[depth]];
+            const struct sym_loc *l = &st->locs[p->nodes[path[depth]].loc];
             for (uint32_t j = l->nlines; j-- > 0;)
                 cur = gchild(gn, fl, cur, frame_id(fl, st->lines[l->first + j].func, j + 1 < l->nlines));
+            memo[path[depth]] = cur;
         }
         if (!fl->oom)
             gn->v[cur].self += p->counts.vals[i];
@@ -173,15 +180,16 @@ int export_flame(const struct profile *p, char *err, size_t errlen)
     struct gnodes gn = {0};
     hmap_init(&gn.idx, 2);
     uint32_t *path = malloc(FLAME_MAX_DEPTH * sizeof *path);
+    uint32_t *memo = malloc((p->nnodes ? p->nnodes : 1) * sizeof *memo);
     char *groups_text = NULL;
     size_t groups_len = 0;
     FILE *gf = open_memstream(&groups_text, &groups_len);
     int rc = -1;
-    if (!path || !gf)
+    if (!path || !memo || !gf)
         goto oom;
     /* The groups first (they name the frames), into memory; then the file, frames before them. */
     for (uint32_t g = 0; g < p->ngroups && !fl.oom; g++) {
-        group_tree(p, &fl, g, &gn, path);
+        group_tree(p, &fl, g, &gn, path, memo);
         uint64_t total = 0;
         for (size_t i = 1; i < gn.n; i++)
             total += gn.v[i].self;
@@ -219,6 +227,7 @@ out:
         fclose(gf);
     free(groups_text);
     free(path);
+    free(memo);
     free(gn.v);
     hmap_free(&gn.idx);
     hmap_free(&fl.frame_idx);
