@@ -192,58 +192,18 @@ static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample
     return (uint32_t)p->nthr++;
 }
 
-static size_t node_slot_of(uint64_t key, size_t slots)
-{
-    key *= 0x9e3779b97f4a7c15ULL;
-    return (size_t)(key ^ key >> 29) & (slots - 1);
-}
-
-static int node_index_grow(struct node_index *ix)
-{
-    size_t slots = ix->slots ? ix->slots * 2 : 4096;
-    struct node_slot *v = calloc(slots, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < ix->slots; i++) {
-        if (!ix->slot[i].node)
-            continue;
-        size_t j = node_slot_of(ix->slot[i].key, slots);
-        while (v[j].node)
-            j = (j + 1) & (slots - 1);
-        v[j] = ix->slot[i];
-    }
-    free(ix->slot);
-    ix->slot = v;
-    ix->slots = slots;
-    return 0;
-}
-
 /* The child of parent at loc, or 0 (read-only: the writers use it side by side). */
-static uint32_t node_index_find(const struct node_index *ix, uint32_t parent, uint32_t loc)
+static uint32_t node_index_find(const struct idmap *ix, uint32_t parent, uint32_t loc)
 {
-    if (!ix->slots)
-        return 0;
-    uint64_t key = (uint64_t)parent << 32 | loc;
-    for (size_t j = node_slot_of(key, ix->slots); ix->slot[j].node; j = (j + 1) & (ix->slots - 1))
-        if (ix->slot[j].key == key)
-            return ix->slot[j].node;
-    return 0;
+    return idmap_find(ix, (uint64_t)parent << 32 | loc);
 }
 
 static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
 {
-    struct node_index *ix = &p->node_idx;
-    if ((ix->n + 1) * 2 > ix->slots && node_index_grow(ix) != 0) {
-        p->oom = 1;
-        return 0;
-    }
     uint64_t key = (uint64_t)parent << 32 | loc;
-    size_t j = node_slot_of(key, ix->slots);
-    while (ix->slot[j].node) {
-        if (ix->slot[j].key == key)
-            return ix->slot[j].node;
-        j = (j + 1) & (ix->slots - 1);
-    }
+    uint32_t node = idmap_find(&p->node_idx, key);
+    if (node)
+        return node;
     if (p->nnodes == p->capnodes) {
         size_t cap = p->capnodes * 2;
         struct prof_node *v = realloc(p->nodes, cap * sizeof *v);
@@ -254,13 +214,11 @@ static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
         p->nodes = v;
         p->capnodes = cap;
     }
-    if (p->nnodes >= UINT32_MAX) {
+    if (p->nnodes >= UINT32_MAX || idmap_put(&p->node_idx, key, (uint32_t)p->nnodes) != 0) {
         p->oom = 1;
         return 0;
     }
     p->nodes[p->nnodes] = (struct prof_node){parent, loc};
-    ix->slot[j] = (struct node_slot){key, (uint32_t)p->nnodes, 0};
-    ix->n++;
     return (uint32_t)p->nnodes++;
 }
 
@@ -977,7 +935,7 @@ void prof_free(struct profile *p)
     free(p->nodes);
     free(p->groups);
     hmap_free(&p->thr_idx);
-    free(p->node_idx.slot);
+    idmap_free(&p->node_idx);
     hmap_free(&p->counts);
     hmap_free(&p->frame_cache);
     hmap_free(&p->mod_memo);

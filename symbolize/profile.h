@@ -78,19 +78,6 @@ struct stack_cache {
     int full;
 };
 
-/* The call tree's index: (parent, loc) -> child node, one 16-byte slot per entry, so a lookup
- * touches one cache line (resolving a new 30-frame stack makes 30 of them). */
-struct node_slot {
-    uint64_t key;              /* parent << 32 | loc */
-    uint32_t node;             /* 0: empty (node 0, the root, is nobody's child) */
-    uint32_t spare;
-};
-
-struct node_index {
-    struct node_slot *slot;
-    size_t slots, n;
-};
-
 /* The stack rules every output shares (collect.c applies them once, as stacks are built):
  *   - the shim's own frames (module SYM_SHIM_FILE) are left out: the profile never shows the
  *     profiler; a stack left with no frame at all is the one frame PROF_SHIM_ONLY;
@@ -115,7 +102,9 @@ struct profile {
     struct hmap thr_idx;       /* (image, tid) -> thread */
     struct prof_node *nodes;
     size_t nnodes, capnodes;
-    struct node_index node_idx; /* (parent, loc) -> node */
+    struct idmap node_idx;     /* parent << 32 | loc -> child node (node 0, the root, is
+                                * nobody's child): one cache line a lookup (a new 30-frame
+                                * stack makes 30 of them) */
     struct hmap counts;        /* (group | thread << 32, node) -> samples */
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
     struct stack_cache sc;
