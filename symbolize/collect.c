@@ -3,10 +3,16 @@
  * process's perf map (perfmap.c) and the files' symbols (symtab.c), each sample counted under
  * its phase group (phases.c), thread and stack.
  *
+ * New stacks are resolved on a thread of its own (the resolver) while the samples are still being
+ * read, one after another in the order they were first seen, so nodes, locations and functions
+ * are numbered as if resolved on the spot; its warnings follow the reading's.
+ *
  * It must never hold more than one block of sample records (samples.c), never resolve a raw stack
  * it has already resolved (the stack cache), never look a sample's count up again while the
- * samples of a stack keep to one thread and phase (the cache's pending count), and never stop on
- * one bad file when others are usable. */
+ * samples of a stack keep to one thread and phase (the cache's pending count), never let the
+ * resolver touch what the reading uses (the cache's slots, the counts) nor the reading what the
+ * resolver uses (the symbol table, the call tree), and never stop on one bad file when others
+ * are usable. */
 #include "profile.h"
 #include "procline.h"
 #include "phasegroups.h"
@@ -22,12 +28,16 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define STACK_CACHE_WORDS (8u << 20) /* 64 MiB of cached raw stacks at most */
+
+/* Set on the resolver's thread: its warnings go to p->rwarnings until it is done. */
+static __thread int in_resolver;
 
 void prof_warn(struct profile *p, const char *fmt, ...)
 {
@@ -37,9 +47,13 @@ void prof_warn(struct profile *p, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     utf8_sanitize(line);
-    p->nwarnings++;
-    if (p->warnings && cJSON_GetArraySize(p->warnings) < PROF_WARNINGS_KEPT)
-        cJSON_AddItemToArray(p->warnings, cJSON_CreateString(line));
+    cJSON *to = in_resolver ? p->rwarnings : p->warnings;
+    if (in_resolver)
+        p->rnwarnings++;
+    else
+        p->nwarnings++;
+    if (to && cJSON_GetArraySize(to) < PROF_WARNINGS_KEPT)
+        cJSON_AddItemToArray(to, cJSON_CreateString(line));
 }
 
 /* ---- meta.json and procs.jsonl (both optional) ---- */
@@ -488,7 +502,7 @@ static uint32_t pseudo_root(struct profile *p, uint32_t *node, const char *name)
  * stands for stacks of one depth, so for one answer to whether the stack was cut). The stack
  * rules (profile.h): the shim's frames are left out, a stack as deep as its file's max_frames
  * hangs under [truncated], one left with no frame is [perfscope]. f must not point into the
- * cache (an insertion may move it). */
+ * callers cache (an insertion may move it). */
 static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
                               uint32_t n)
 {
@@ -498,16 +512,16 @@ static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, 
     if (n > 1) {
         size_t where;
         uint64_t hc = stack_hash(head, f + 1, (n - 1) | SC_CALLERS);
-        uint32_t c = sc_find(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
+        uint32_t c = sc_find(&p->callers, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
         if (c) {
-            parent = (uint32_t)p->sc.words[c - 1 + 2];
+            parent = (uint32_t)p->callers.words[c - 1 + 2];
         } else {
             for (uint32_t i = n; i-- > 1;) {
                 uint32_t loc = resolve_frame(p, image, snap, f[i], 1);
                 if (loc != PROF_LOC_LEFT_OUT)
                     parent = child_node(p, parent, loc);
             }
-            sc_add(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
+            sc_add(&p->callers, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
         }
     }
     uint32_t loc = resolve_frame(p, image, snap, f[0], 0);
@@ -544,6 +558,139 @@ static void want_modules(struct profile *p, const struct prof_image *img, uint32
     }
 }
 
+/* ---- the resolver ---- */
+
+/* The reading adds stacks to p->sc (unresolved) and publishes how far the entries go; the
+ * resolver resolves each published entry in order and writes its node into the entry's node
+ * word, which the reading never reads (it only compares frames and keeps counts). So the
+ * entries must never move: the cache's words are allocated at their bound up front (untouched
+ * pages cost no memory). */
+#define RS_WAKE_BATCH 64 /* new stacks that wait before a resting resolver is woken (the rest
+                          * wait for the end of the reading) */
+
+struct resolver {
+    struct profile *p;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t published;   /* words of p->sc up to which entries are complete (the reading's) */
+    size_t published_n; /* entries up to there */
+    size_t waiting;     /* entries published since the resolver was last seen awake */
+    int resting, stop;
+};
+
+static void *resolver_run(void *arg)
+{
+    struct resolver *rs = arg;
+    struct profile *p = rs->p;
+    struct stack_cache *c = &p->sc;
+    uint64_t f[SAMPLEFILE_MAX_FRAMES];
+    in_resolver = 1;
+    size_t at = 0;
+    pthread_mutex_lock(&rs->mu);
+    for (;;) {
+        while (at == rs->published && !rs->stop) {
+            rs->resting = 1;
+            pthread_cond_wait(&rs->cv, &rs->mu);
+            rs->resting = 0;
+        }
+        size_t end = rs->published;
+        if (at == end)
+            break;
+        pthread_mutex_unlock(&rs->mu);
+        while (at < end && !p->oom) {
+            uint64_t *e = c->words + at;
+            uint32_t n = (uint32_t)e[1];
+            memcpy(f, e + SC_HEAD, n * sizeof *f);
+            e[2] = resolve_stack(p, (uint32_t)(e[0] >> 32), (uint32_t)e[0], f, n);
+            at += SC_HEAD + n;
+        }
+        pthread_mutex_lock(&rs->mu);
+        if (p->oom)
+            break;
+    }
+    pthread_mutex_unlock(&rs->mu);
+    return NULL;
+}
+
+/* Starts the resolver: 0, or -1 (stacks are then resolved after the last sample, sc_settle). */
+static int resolver_start(struct profile *p)
+{
+    struct resolver *rs = calloc(1, sizeof *rs);
+    uint64_t *words = malloc((size_t)STACK_CACHE_WORDS * sizeof *words);
+    p->rwarnings = cJSON_CreateArray();
+    if (!rs || !words || !p->rwarnings || pthread_mutex_init(&rs->mu, NULL) != 0) {
+        free(rs);
+        free(words);
+        return -1;
+    }
+    if (pthread_cond_init(&rs->cv, NULL) != 0) {
+        pthread_mutex_destroy(&rs->mu);
+        free(rs);
+        free(words);
+        return -1;
+    }
+    rs->p = p;
+    p->sc.words = words;
+    p->sc.cap = STACK_CACHE_WORDS;
+    if (pthread_create(&rs->th, NULL, resolver_run, rs) != 0) {
+        pthread_cond_destroy(&rs->cv);
+        pthread_mutex_destroy(&rs->mu);
+        free(rs);
+        return -1; /* the words stay the cache's */
+    }
+    p->rs = rs;
+    return 0;
+}
+
+/* The entries added since the last call are the resolver's to resolve (once a batch of
+ * samples); a resting resolver is woken once RS_WAKE_BATCH of them wait. */
+static void resolver_publish(struct profile *p)
+{
+    struct resolver *rs = p->rs;
+    if (rs->published == p->sc.used)
+        return;
+    pthread_mutex_lock(&rs->mu);
+    rs->waiting += p->sc.n - rs->published_n;
+    rs->published = p->sc.used;
+    rs->published_n = p->sc.n;
+    if (!rs->resting)
+        rs->waiting = 0; /* it will see them before it rests */
+    else if (rs->waiting >= RS_WAKE_BATCH) {
+        rs->waiting = 0;
+        pthread_cond_signal(&rs->cv);
+    }
+    pthread_mutex_unlock(&rs->mu);
+}
+
+/* Waits for the resolver to resolve every published entry and ends it; its warnings then
+ * follow the reading's. Idempotent. */
+static void resolver_finish(struct profile *p)
+{
+    struct resolver *rs = p->rs;
+    if (!rs)
+        return;
+    pthread_mutex_lock(&rs->mu);
+    rs->published = p->sc.used;
+    rs->stop = 1;
+    pthread_cond_signal(&rs->cv);
+    pthread_mutex_unlock(&rs->mu);
+    pthread_join(rs->th, NULL);
+    pthread_cond_destroy(&rs->cv);
+    pthread_mutex_destroy(&rs->mu);
+    free(rs);
+    p->rs = NULL;
+    cJSON *w;
+    while (p->rwarnings && (w = cJSON_DetachItemFromArray(p->rwarnings, 0)) != NULL) {
+        if (p->warnings && cJSON_GetArraySize(p->warnings) < PROF_WARNINGS_KEPT)
+            cJSON_AddItemToArray(p->warnings, w);
+        else
+            cJSON_Delete(w);
+    }
+    p->nwarnings += p->rnwarnings;
+    p->rnwarnings = 0;
+}
+
 /* After the last sample: every cached stack resolved, in the order the stacks were first seen
  * (so nodes, locations and functions are numbered as if resolved on the spot), then every
  * count, pending or set aside, into p->counts under its node. */
@@ -558,7 +705,7 @@ static int sc_settle(struct profile *p)
         uint32_t n = (uint32_t)e[1];
         memcpy(f, e + SC_HEAD, n * sizeof *f);
         uint32_t node = resolve_stack(p, (uint32_t)(e[0] >> 32), (uint32_t)e[0], f, n);
-        c->words[at + 2] = node; /* re-read: resolving may have moved the words */
+        c->words[at + 2] = node;
     }
     if (p->oom)
         return -1;
@@ -787,13 +934,14 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
             uint32_t entry = sc_find(&p->sc, b[k].hash, head, sp->frames, sp->nframes, &where);
             if (!entry) {
                 entry = sc_add(&p->sc, b[k].hash, head, sp->frames, sp->nframes, SC_UNRESOLVED);
-                if (entry)
+                if (entry && !p->rs)
                     want_modules(p, img, b[k].snap, sp->frames, sp->nframes);
             }
             int rc2;
             if (entry) {
                 rc2 = count_sample(p, entry, key);
             } else {
+                resolver_finish(p); /* the stacks before this one first */
                 dwprefetch_finish(&p->dwp);
                 rc2 = add_count(p, key, resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes), 1);
             }
@@ -807,6 +955,8 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
                 img->last_ns = sp->time_ns;
             img->samples++;
         }
+        if (p->rs)
+            resolver_publish(p);
         progress_samples(p->samples + img->samples); /* once a batch */
     }
     free(b);
@@ -846,8 +996,10 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     }
     p->st.trust_modified = p->trust_modified;
     p->st.symfs = p->symfs[0] ? p->symfs : NULL;
-    if (dwprefetch_start(&p->dwp) == 0) /* else files are opened when first resolved */
-        p->st.prefetch = &p->dwp;
+    /* The resolver opens each file as its first frame is resolved, while the samples are read;
+     * without it, the prefetcher opens them ahead of resolving after the last sample. */
+    if (resolver_start(p) != 0 && dwprefetch_start(&p->dwp) == 0)
+        p->st.prefetch = &p->dwp; /* else files are opened when first resolved */
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
@@ -896,6 +1048,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         usable++;
     }
+    resolver_finish(p);
     dwprefetch_finish(&p->dwp);
     if (!p->oom && sc_settle(p) != 0)
         p->oom = 1;
@@ -941,8 +1094,11 @@ void prof_free(struct profile *p)
     hmap_free(&p->mod_memo);
     hmap_free(&p->want_memo);
     hmap_free(&p->ecounts);
+    resolver_finish(p);
     dwprefetch_free(&p->dwp);
     sc_free(&p->sc);
+    sc_free(&p->callers);
+    cJSON_Delete(p->rwarnings);
     phases_free(p->phases);
     runmeta_free(&p->meta);
     cJSON_Delete(p->warnings);

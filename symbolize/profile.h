@@ -21,6 +21,7 @@
 
 struct maps;
 struct perfmap;
+struct resolver;
 
 #define PROF_DEFAULT_PERIOD_S 0.005 /* a file whose header says hz 0: the reference's default */
 
@@ -107,7 +108,12 @@ struct profile {
                                 * stack makes 30 of them) */
     struct hmap counts;        /* (group | thread << 32, node) -> samples */
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
-    struct stack_cache sc;
+    struct stack_cache sc;     /* the sampled stacks (read by the writers) */
+    struct stack_cache callers; /* stacks' callers alone (collect.c resolve_stack's own) */
+    struct resolver *rs;       /* the thread resolving new stacks while samples are read, or
+                                * NULL (collect.c) */
+    cJSON *rwarnings;          /* that thread's warnings, added after the reading's */
+    size_t rnwarnings;
     struct hmap mod_memo;      /* maps line (its address in the image's maps) -> module */
     struct hmap want_memo;     /* maps lines whose file the prefetcher was asked for */
     struct hmap ecounts;       /* (group | thread << 32, stack cache entry) -> samples, until
