@@ -998,7 +998,9 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     p->st.symfs = p->symfs[0] ? p->symfs : NULL;
     /* The resolver opens each file as its first frame is resolved, while the samples are read;
      * without it, the prefetcher opens them ahead of resolving after the last sample. */
-    if (resolver_start(p) != 0 && dwprefetch_start(&p->dwp) == 0)
+    const char *knob = getenv(PROF_RESOLVER_ENV);
+    int resolver = !(knob && strcmp(knob, "0") == 0);
+    if ((!resolver || resolver_start(p) != 0) && dwprefetch_start(&p->dwp) == 0)
         p->st.prefetch = &p->dwp; /* else files are opened when first resolved */
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;

@@ -139,6 +139,10 @@ struct profile {
 #define PROF_WARNINGS_KEPT 200
 void prof_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Set to 0 in the environment: no resolver thread (stacks resolved after the last sample, what
+ * is done when the thread cannot start); the outputs are the same either way (a test compares). */
+#define PROF_RESOLVER_ENV "PERFSCOPE_SYMBOLIZE_RESOLVER"
+
 /* collect.c: reads the run folder into p. Returns 0, or 2 with the one-line reason in err when
  * nothing usable is left (no folder, no sample file, no readable sample file). */
 int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen);
