@@ -940,10 +940,13 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
             int rc2;
             if (entry) {
                 rc2 = count_sample(p, entry, key);
+                spill_add(&p->spill, sp->time_ns, thread, 0, entry);
             } else {
                 resolver_finish(p); /* the stacks before this one first */
                 dwprefetch_finish(&p->dwp);
-                rc2 = add_count(p, key, resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes), 1);
+                uint32_t node = resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes);
+                rc2 = add_count(p, key, node, 1);
+                spill_add(&p->spill, sp->time_ns, thread, 1, node);
             }
             if (rc2 != 0) {
                 p->oom = 1;
@@ -1035,6 +1038,9 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         progress_total(total);
     }
+    knob = getenv(PROF_SPILL_ENV);
+    if (!(knob && strcmp(knob, "0") == 0))
+        spill_open(&p->spill, dir); /* none: replay.c reads the sample files again */
     char first_err[512] = "";
     size_t usable = 0;
     uint64_t most = 0;
@@ -1052,6 +1058,7 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     }
     resolver_finish(p);
     dwprefetch_finish(&p->dwp);
+    spill_flush(&p->spill);
     if (!p->oom && sc_settle(p) != 0)
         p->oom = 1;
     if (p->oom || p->st.oom) {
@@ -1100,6 +1107,7 @@ void prof_free(struct profile *p)
     dwprefetch_free(&p->dwp);
     sc_free(&p->sc);
     sc_free(&p->callers);
+    spill_close(&p->spill);
     cJSON_Delete(p->rwarnings);
     phases_free(p->phases);
     runmeta_free(&p->meta);

@@ -18,6 +18,7 @@
 #include "samples.h"
 #include "symtab.h"
 #include "dwprefetch.h"
+#include "spill.h"
 
 struct maps;
 struct perfmap;
@@ -119,6 +120,7 @@ struct profile {
     struct hmap ecounts;       /* (group | thread << 32, stack cache entry) -> samples, until
                                 * the entries are resolved (collect.c sc_settle) */
     struct dwprefetch dwp;     /* opens sampled files while the samples are read */
+    struct spill spill;        /* the counted samples in order, for replay.c (ok 0: none) */
     uint32_t trunc_node;       /* the PROF_TRUNCATED node under the root, 0: no stack was cut */
     uint32_t shim_node;        /* the PROF_SHIM_ONLY node under the root, 0: none */
     struct phases *phases;     /* NULL: no phases.jsonl */
@@ -140,8 +142,11 @@ struct profile {
 void prof_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Set to 0 in the environment: no resolver thread (stacks resolved after the last sample, what
- * is done when the thread cannot start); the outputs are the same either way (a test compares). */
+ * is done when the thread cannot start); no spill (replay.c reads the sample files again, what
+ * is done when the run folder takes no temporary file). The outputs are the same either way
+ * (t_tools_symbolize_resolver compares). */
 #define PROF_RESOLVER_ENV "PERFSCOPE_SYMBOLIZE_RESOLVER"
+#define PROF_SPILL_ENV "PERFSCOPE_SYMBOLIZE_SPILL"
 
 /* collect.c: reads the run folder into p. Returns 0, or 2 with the one-line reason in err when
  * nothing usable is left (no folder, no sample file, no readable sample file). */

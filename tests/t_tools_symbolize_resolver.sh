@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # t_tools_symbolize_resolver: the resolver thread (symbolize/collect.c resolves new stacks while
-# the samples are still being read) must change nothing in any output. On a run folder written
+# the samples are still being read) and the spill (symbolize/spill.c: the counted samples kept
+# for the writers that go through them again, trace.json and pprof's per-occurrence counts)
+# must change nothing in any output. On a run folder written
 # here: two processes, 4,000 distinct 30-frame stacks over libc, libm and libstdc++ (some cut at
 # max_frames), JIT frames named from a perf map with a bad line (a warning the resolver gives,
 # while the reading goes on), the second sample file cut mid-record (a warning the reading gives
-# after it), a mapped file that is gone (a module warning). Every output is compared byte for
-# byte with the same folder symbolized with PERFSCOPE_SYMBOLIZE_RESOLVER=0 (stacks resolved after
-# the last sample, files opened ahead on the prefetching thread), twice, and the warnings must
-# come in the reading's order, the resolver's after it.
+# after it), a mapped file that is gone (a module warning), a phase that occurs twice (so pprof
+# replays the samples). Every output is compared byte for byte with the same folder symbolized
+# with PERFSCOPE_SYMBOLIZE_RESOLVER=0 PERFSCOPE_SYMBOLIZE_SPILL=0 (stacks resolved after the last
+# sample, files opened ahead on the prefetching thread, the sample files read again), with each
+# of the two alone and with neither (twice), and the warnings must come in the reading's order,
+# the resolver's after it.
 # $TOOLS/perfscope-symbolize, so `make test-asan` runs it under ASan/UBSan.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -54,7 +58,7 @@ def stack(k):
 stacks = [stack(k) for k in range(4000)]
 T0 = 10**9
 with open("run/phases.jsonl", "w") as f:
-    for k, name in enumerate(("load", "prefill", "decode")):
+    for k, name in enumerate(("load", "decode", "prefill", "decode")):
         f.write(json.dumps({"t_ns": T0 + k * T0, "name": name, "event": "begin"}) + "\n")
         f.write(json.dumps({"t_ns": T0 + (k + 1) * T0, "name": name, "event": "end"}) + "\n")
 for pid, n, cut in ((5101, 12000, 0), (5102, 8000, 100)):
@@ -64,7 +68,7 @@ for pid, n, cut in ((5101, 12000, 0), (5102, 8000, 100)):
     for i in range(n):
         s = rng.randrange(len(stacks)) if i % 3 else i % len(stacks)
         tid = pid * 10 + s % 4
-        recs.append((T0 // 2 + i * (4 * T0 // n), tid, "w-%d" % (s % 4), stacks[s]))
+        recs.append((T0 // 2 + i * (5 * T0 // n), tid, "w-%d" % (s % 4), stacks[s]))
     samples.write_samples("run/cpuprof.%d.bin" % pid, recs, MAXF, cut=cut)
 with open("run/perf-5101.map", "w") as f:
     f.write("%x 200 jit_one\n%x 200 jit_two\nnot a line\n" % (JIT + 0x100, JIT + 0x300))
@@ -76,7 +80,7 @@ def symbolize(env):
     require(res.returncode == 0, "symbolize %r: exit %d: %s" % (env, res.returncode, res.stderr[-800:]))
     return {o: open("run/" + o, "rb").read() for o in OUTS}, res.stderr
 
-serial, serial_err = symbolize({"PERFSCOPE_SYMBOLIZE_RESOLVER": "0"})
+serial, serial_err = symbolize({"PERFSCOPE_SYMBOLIZE_RESOLVER": "0", "PERFSCOPE_SYMBOLIZE_SPILL": "0"})
 warn = json.loads(serial["profile.json"])["warnings"]
 at = lambda text: next((i for i, w in enumerate(warn) if text in w), None)
 check(at("bad lines skipped") is not None, "the perf map's bad line is a warning: %r" % warn)
@@ -86,13 +90,14 @@ check(at("mid-record") is not None and at("bad lines skipped") is not None and a
 flame = json.loads(serial["flame.json"])
 check(any(f[0] == "jit_one" for f in flame["frames"]), "the JIT frames are named from the perf map")
 check(any(f[4] == 1 for f in flame["frames"]), "some stacks are cut at max_frames")
-for rnd in (1, 2):
-    threaded, threaded_err = symbolize({})
+check(json.loads(serial["trace.json"])["otherData"]["samples_complete"], "trace.json has every sample")
+for rnd, env in ((1, {}), (2, {}), (3, {"PERFSCOPE_SYMBOLIZE_RESOLVER": "0"}), (4, {"PERFSCOPE_SYMBOLIZE_SPILL": "0"})):
+    got, got_err = symbolize(env)
     for o in OUTS:
-        check(threaded[o] == serial[o], "round %d: %s differs with the resolver thread from without it (%d and %d bytes)"
-              % (rnd, o, len(threaded[o]), len(serial[o])))
+        check(got[o] == serial[o], "round %d %r: %s differs from resolving after the reading and reading the samples again (%d and %d bytes)"
+              % (rnd, env, o, len(got[o]), len(serial[o])))
     strip = lambda e: [l for l in e.splitlines() if " s -> " not in l]  # the summary line holds the time taken
-    check(strip(threaded_err) == strip(serial_err), "round %d: the warnings printed differ:\n%s\n---\n%s"
-          % (rnd, threaded_err[-600:], serial_err[-600:]))
+    check(strip(got_err) == strip(serial_err), "round %d %r: the warnings printed differ:\n%s\n---\n%s"
+          % (rnd, env, got_err[-600:], serial_err[-600:]))
 finish()
 EOF
