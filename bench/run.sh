@@ -3,7 +3,8 @@
 # root, installs) gperftools' libprofiler, then runs bench/analyze.py, which runs the
 # alternating with/without pairs and writes bench/RESULTS.md, then bench/pool.py (the thread-pool
 # target against gperftools and perf record, fork+exec per process, the cost per sample taken
-# apart by bench/sample_cost.c), then bench/symbolize.sh, which adds the symbolizer's speed and
+# apart by bench/sample_cost.c), then bench/resolve.py (the 199 Hz defaults' CPU cost resolved
+# by many pairs), then bench/symbolize.sh, which adds the symbolizer's speed and
 # peak memory to it as a section of its own, and last bench/html.sh, which prints report.html's
 # size and opening time at 100k samples. It reports; it
 # never fails on figures: exit 0 unless the bench itself could not run.
@@ -11,7 +12,8 @@
 # this many seconds, default 500), BENCH_ITERS (target iterations per thread); BENCH_POOL_N
 # (thread-pool pairs per configuration, default 6; BENCH_POOL_BUDGET_S, default 300, stops
 # starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
-# BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); SYMBOLIZE_N
+# BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_BUDGET_S (bench/resolve.py:
+# seconds of alternated A/A and 199 Hz pairs that resolve the 0.5% target, default 240); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -45,6 +47,11 @@ python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfsco
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
   --n "${BENCH_POOL_N:-6}" --budget "${BENCH_POOL_BUDGET_S:-300}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
   --cost-rounds "${BENCH_COST_ROUNDS:-9}"
+[ $? -ne 0 ] && rc=1
+# The defaults' CPU cost at 199 Hz resolved by as many pairs as the budget allows.
+python3 bench/resolve.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
+  --work "$BUILD/bench/runs" --results bench/RESULTS.md --budget "${BENCH_RES_BUDGET_S:-240}" \
+  ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
 [ $? -ne 0 ] && rc=1
 # After analyze.py, which writes RESULTS.md whole: this adds its section to that file.
 BUILD=$BUILD SYMBOLIZE_OUT=bench/RESULTS.md bench/symbolize.sh
