@@ -11,14 +11,14 @@
 # with PERFSCOPE_SYMBOLIZE_RESOLVER=0 PERFSCOPE_SYMBOLIZE_SPILL=0 (stacks resolved after the last
 # sample, files opened ahead on the prefetching thread, the sample files read again), with each
 # of the two alone and with neither (twice), and the warnings must come in the reading's order,
-# the resolver's after it.
+# the resolver's after it; flame.json's trees give the same paths and samples as stacks.folded.
 # $TOOLS/perfscope-symbolize, so `make test-asan` runs it under ASan/UBSan.
 set -u
 . "$ROOT/tests/lib.sh"
 need_tool perfscope-symbolize
 command -v nm >/dev/null || skip "nm missing (binutils)"
 python3 - "$TOOL" <<'EOF'
-import json, os, random, shutil, subprocess, sys
+import collections, json, os, random, shutil, subprocess, sys
 import samples
 from checks import check, require, finish
 
@@ -91,6 +91,26 @@ flame = json.loads(serial["flame.json"])
 check(any(f[0] == "jit_one" for f in flame["frames"]), "the JIT frames are named from the perf map")
 check(any(f[4] == 1 for f in flame["frames"]), "some stacks are cut at max_frames")
 check(json.loads(serial["trace.json"])["otherData"]["samples_complete"], "trace.json has every sample")
+# flame.json's call trees (export_flame.c, which walks each stack only down from its first node
+# already placed) against stacks.folded (export_folded.c, its own tree): per group, the samples of
+# every path of function names, root first, are the same.
+def clean(name):
+    return "".join(":" if c == ";" else "?" if ord(c) < 0x20 or ord(c) == 0x7f else c for c in name)
+from_flame = collections.Counter()
+for g in flame["groups"]:
+    nodes = g["nodes"]
+    paths = []
+    for i in range(0, len(nodes), 3):
+        parent, frame, self_count = nodes[i:i + 3]
+        paths.append((paths[parent] if parent >= 0 else (g["name"],)) + (clean(flame["frames"][frame][0]),))
+        if self_count:
+            from_flame[";".join(paths[-1])] += self_count
+from_folded = collections.Counter()
+for line in serial["stacks.folded"].decode().splitlines():
+    path, _, count = line.rpartition(" ")
+    from_folded[path] += int(count)
+check(from_flame == from_folded, "flame.json's paths and stacks.folded's differ: %d and %d paths, %d in one only"
+      % (len(from_flame), len(from_folded), len(set(from_flame) ^ set(from_folded))))
 for rnd, env in ((1, {}), (2, {}), (3, {"PERFSCOPE_SYMBOLIZE_RESOLVER": "0"}), (4, {"PERFSCOPE_SYMBOLIZE_SPILL": "0"})):
     got, got_err = symbolize(env)
     for o in OUTS:
