@@ -934,7 +934,7 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
             uint32_t entry = sc_find(&p->sc, b[k].hash, head, sp->frames, sp->nframes, &where);
             if (!entry) {
                 entry = sc_add(&p->sc, b[k].hash, head, sp->frames, sp->nframes, SC_UNRESOLVED);
-                if (entry && !p->rs)
+                if (entry)
                     want_modules(p, img, b[k].snap, sp->frames, sp->nframes);
             }
             int rc2;
@@ -999,12 +999,14 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     }
     p->st.trust_modified = p->trust_modified;
     p->st.symfs = p->symfs[0] ? p->symfs : NULL;
-    /* The resolver opens each file as its first frame is resolved, while the samples are read;
-     * without it, the prefetcher opens them ahead of resolving after the last sample. */
-    const char *knob = getenv(PROF_RESOLVER_ENV);
-    int resolver = !(knob && strcmp(knob, "0") == 0);
-    if ((!resolver || resolver_start(p) != 0) && dwprefetch_start(&p->dwp) == 0)
+    /* The prefetcher opens the sampled files as the reading meets them; the resolver resolves
+     * the stacks meanwhile, taking each file from the prefetcher (or opening one the prefetcher
+     * has not started on itself), or, without the resolver, after the last sample. */
+    if (dwprefetch_start(&p->dwp) == 0)
         p->st.prefetch = &p->dwp; /* else files are opened when first resolved */
+    const char *knob = getenv(PROF_RESOLVER_ENV);
+    if (!(knob && strcmp(knob, "0") == 0))
+        resolver_start(p); /* else (or when it cannot start) resolved after the last sample */
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
