@@ -11,9 +11,12 @@ fail the bench: exit 0 unless the bench itself could not run.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
   parts turned off), paired: extra CPU (the shell and all its children, from wait4) per process.
 - cost per sample, taken apart: bench/sample_cost.c (delivery with a handler that does nothing,
-  then the handler's parts) beside the shim's own figures from the pairs above.
+  then the handler's parts, and no signal at all; CPU and each interruption's TSC gap), and the
+  shim's own interruption (sample_cost's work under the shim, each gap matched to a sample's time),
+  beside the shim's own figures from the pairs above.
 """
 import argparse
+import bisect
 import os
 import re
 import shutil
@@ -254,52 +257,129 @@ def fork_section(args, pairs, machine):
     return L
 
 
-def cost_section(args):
-    """bench/sample_cost's medians: -> the section's lines."""
+def shim_gaps(args, env_extra, rounds, acc):
+    """bench/sample_cost under the shim at 997 Hz for `rounds` rounds: each of the shim's samples
+    matched, by its time, to the TSC gap it fell in; (gap, before the sample's clock read, after
+    it) appended to acc's three lists."""
+    out = os.path.join(args.work, "cost_shim")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    gaps_path = out + ".gaps"
+    env = analyze.clean_env()
+    env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": out, "PERFSCOPE_HZ": "997",
+                "PERFSCOPE_CLOCK": "perf"})
+    env.update(env_extra)
     try:
-        p = subprocess.run([os.path.abspath(args.cost), str(args.cost_rounds), "997"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, timeout=300)
-        text = p.stdout.decode(errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as e:
-        text = ""
-        print("bench: sample_cost failed: %s" % e)
+        subprocess.run([os.path.abspath(args.cost), str(rounds), "997", "shim", gaps_path], env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, check=True)
+        gaps = {}
+        with open(gaps_path) as f:
+            for line in f:
+                tid, a, b = line.split()
+                gaps.setdefault(int(tid), []).append((float(a), float(b)))
+        times = readers.perfscope_times(out)
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        print("bench: sample_cost under the shim failed: %s" % e)
+        return
+    tot, pre, post = acc
+    for tid, g in gaps.items():
+        starts = [x[0] for x in g]
+        for t in times.get(tid, []):
+            k = bisect.bisect_right(starts, t) - 1
+            if k >= 0 and g[k][0] <= t <= g[k][1]:
+                tot.append((g[k][1] - g[k][0]) / 1e3)
+                pre.append((t - g[k][0]) / 1e3)
+                post.append((g[k][1] - t) / 1e3)
+
+
+SHIM_COST_CONFIGS = (("libunwind ring (the default)", {}), ("fp ring", {"PERFSCOPE_UNWIND": "fp"}))
+
+
+def cost_section(args):
+    """bench/sample_cost's medians, and the shim's own interruption: -> the section's lines. The
+    probe and the shim's runs alternate in three stretches (the host's load drifts by the minute);
+    each figure is the median of the stretches' medians (CPU's range: over all rounds)."""
+    reps = 3 if args.cost_rounds >= 3 else 1
+    rounds = max(1, args.cost_rounds // reps)
+    per = {}
+    acc = {name: ([], [], []) for name, _ in SHIM_COST_CONFIGS}
+    for _ in range(reps):
+        try:
+            p = subprocess.run([os.path.abspath(args.cost), str(rounds), "997"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, timeout=300)
+            text = p.stdout.decode(errors="replace")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            text = ""
+            print("bench: sample_cost failed: %s" % e)
+        for line in text.splitlines():
+            f = line.split()
+            if len(f) >= 3 and f[0] == "mode":
+                per.setdefault(f[1], []).append(None if f[2] == "refused" else (
+                    float(f[3]), float(f[5]), float(f[7]), int(f[9]), float(f[11]), float(f[13]), float(f[15]),
+                    float(f[17])))
+        for name, env in SHIM_COST_CONFIGS:
+            shim_gaps(args, env, rounds, acc[name])
     res = {}
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[0] == "mode":
-            res[f[1]] = None if f[2] == "refused" else (float(f[3]), float(f[5]), float(f[7]), int(f[9]))
+    for m, rows in per.items():
+        rows = [r for r in rows if r]
+        res[m] = None if not rows else (
+            statistics.median(r[0] for r in rows), min(r[1] for r in rows), max(r[2] for r in rows), rows[0][3]) + \
+            tuple(statistics.median(r[k] for r in rows) for k in range(4, 8))
     L = ["## Cost per sample, taken apart (bench/sample_cost.c)", "",
          "Written by `bench/pool.py`. One thread runs fixed work at the leaf of a 40-deep call chain "
          "under a perf task-clock at 997 Hz set up as the shim sets it up; each mode adds a part of "
-         "what the shim's handler does; cost per signal = (the thread's CPU clock, handler and kernel "
-         "included, minus the same work without a clock in the same round) / signals; medians of %d "
-         "rounds [min-max], modes rotated each round. Load average %s." % (args.cost_rounds, report.loadavg()), "",
-         "| mode | what it adds | us / signal | signals a round |", "|---|---|---|---|"]
+         "what the shim's handler does. Two measures: CPU = (the thread's CPU clock, handler and kernel "
+         "included, minus the same work without a clock in the same round) / signals, everything but noisy; "
+         "interruption = the signal's gap in a work loop that reads the TSC every ~12 ns, told from other "
+         "interrupts by the handler's own TSC stamps and split at them (before the handler: timer interrupt, "
+         "overflow, wakeup, signal frame; the handler; after it: sigreturn). %d rounds in %d stretches "
+         "alternated with the shim's runs, medians ([min-max] for CPU), modes rotated each round. Load average "
+         "%s." % (rounds * reps, reps, report.loadavg()), "",
+         "| mode | what it adds | CPU us / signal | interruption us | before the handler | handler | after it | signals a round |",
+         "|---|---|---|---|---|---|---|---|"]
     what = {"ring": "the kernel: timer interrupt, overflow, SIGPROF through the ring buffer's wakeup, "
                     "signal frame and return (a handler that does nothing)",
             "sigtrap": "the same with synchronous SIGTRAP delivery (no wakeup through irq_work)",
             "fp": "ring + clock_gettime + a 40-frame frame-pointer walk into a slot",
             "libunwind": "ring + clock_gettime + unw_backtrace (libunwind's caching fast tracer)",
-            "unw_step": "ring + clock_gettime + libunwind step by step from the signal context"}
-    for m in ("ring", "sigtrap", "fp", "libunwind", "unw_step"):
+            "unw_step": "ring + clock_gettime + libunwind step by step from the signal context",
+            "callchain": "no signal: the kernel writes each overflow's user call chain (frame pointers) to a "
+                         "ring buffer (before/after: split at the record's time)"}
+    for m in ("ring", "sigtrap", "fp", "libunwind", "unw_step", "callchain"):
         r = res.get(m)
-        L.append("| %s | %s | %s | %s |" % (m, what[m], "%.1f [%.1f-%.1f]" % r[:3] if r else
-                                              ("refused" if m in res else "-"), r[3] if r else "-"))
+        if not r:
+            L.append("| %s | %s | %s | - | - | - | - | - |" % (m, what[m], "refused" if m in res else "-"))
+            continue
+        L.append("| %s | %s | %.1f [%.1f-%.1f] | %.1f | %.1f | %s | %.1f | %d |" % (
+            m, what[m], r[0], r[1], r[2], r[4], r[5], "-" if m == "callchain" else "%.2f" % r[6], r[7], r[3]))
+    for name, _ in SHIM_COST_CONFIGS:
+        tot, pre, post = acc[name]
+        g = ("%.1f" % statistics.median(tot), "%.1f" % statistics.median(pre), "%.1f" % statistics.median(post),
+             len(tot) // (rounds * reps)) if tot else ("-", "-", "-", "-")
+        L.append("| the shim, %s | its whole handler (LD_PRELOAD, split at its sample's clock read) | see the "
+                 "pairs | %s | %s | - | %s | %s |" % ((name,) + g))
     L.append("")
     if res.get("ring") and res.get("libunwind") and res.get("fp"):
-        ring, unw, fp = res["ring"][0], res["libunwind"][0], res["fp"][0]
-        L.append("- Of a libunwind sample on ring delivery (%.1f us here): delivery %.1f us, the handler's "
-                 "clock read, walk and copy %.1f us with libunwind (%.1f us with frame pointers)." % (
-                     unw, ring, unw - ring, fp - ring))
+        ring, unw, fp = res["ring"], res["libunwind"], res["fp"]
+        L.append("- Of a libunwind sample on ring delivery (interruption %.1f us here): delivery %.1f us "
+                 "before the handler and %.1f after it, the handler's clock read, walk and copy %.2f us "
+                 "with libunwind (%.2f with frame pointers). By CPU: %.1f us, of which delivery %.1f." % (
+                     unw[4], ring[5], ring[7], unw[6], fp[6], unw[0], ring[0]))
     if res.get("sigtrap") and res.get("ring"):
-        L.append("- Synchronous SIGTRAP delivery costs %+.1f us a signal against ring delivery. It is not "
-                 "the default: a debugger attached (or attaching) to the target is stopped by every "
+        L.append("- Synchronous SIGTRAP delivery: interruption %+.1f us a signal against ring delivery (CPU %+.1f). "
+                 "It is not the default: a debugger attached (or attaching) to the target is stopped by every "
                  "sample, and nothing can tell it apart before the debugger sees it." % (
-                     res["sigtrap"][0] - res["ring"][0]))
+                     res["sigtrap"][4] - res["ring"][4], res["sigtrap"][0] - res["ring"][0]))
+    if res.get("callchain") and res.get("fp"):
+        L.append("- No signal at all (the kernel's frame-pointer call chain into a ring buffer): interruption "
+                 "%.1f us against %.1f for ring delivery with a frame-pointer walk: the floor of any sampling "
+                 "on this machine's timer interrupt, and a stack only where every frame keeps its frame pointer." % (
+                     res["callchain"][4], res["fp"][4]))
     L.append("- The shim's whole cost per delivered sample is in the first table (us / sample: the pairs' "
-             "extra CPU over distinct samples) and the shim's threads' share in the second (shim threads us / sample); "
-             "the difference from this probe is the shim's ring push, thread lookup and the signal "
-             "arriving in a bigger process.")
+             "extra CPU over distinct samples) and the shim's threads' share in the second (shim threads us / "
+             "sample). Its rows here are the interruption alone, its handler included (the host's load moves "
+             "these figures by half from one minute to the next, hence the alternation); what the pairs add "
+             "beyond it is the shim's threads and the work's slower return after each interruption.")
     return L
 
 

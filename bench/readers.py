@@ -14,10 +14,16 @@ import struct
 PS_MAGIC = 0x4C5053434F504531
 
 
-def perfscope_samples(out_dir):
-    """-> dict(distinct, records, dropped, clock, delivery) for every .bin under out_dir."""
-    seen = set()
-    records = dropped = 0
+def perfscope_times(out_dir):
+    """-> {tid: sorted distinct time_ns} of every .bin under out_dir."""
+    by_tid = {}
+    for tid, t_ns in _perfscope_records(out_dir, [0, 0]):
+        by_tid.setdefault(tid, set()).add(t_ns)
+    return {tid: sorted(v) for tid, v in by_tid.items()}
+
+
+def _perfscope_records(out_dir, counts):
+    """(tid, time_ns) of each whole record; counts[0] += records, counts[1] += dropped."""
     for path in sorted(glob.glob(os.path.join(out_dir, "cpuprof.*.bin"))):
         with open(path, "rb") as f:
             data = f.read()
@@ -26,14 +32,21 @@ def perfscope_samples(out_dir):
         magic, count, drop, max_frames, _hz = struct.unpack_from("<5Q", data, 0)
         if magic != PS_MAGIC:
             raise ValueError("%s: bad magic %#x" % (path, magic))
-        dropped += drop
+        counts[1] += drop
         size = 32 + 8 * max_frames
         # a file may end mid-record (flushed while running): read whole records only
         n = min(count, (len(data) - 40) // size)
         for i in range(n):
             t_ns, tid = struct.unpack_from("<QI", data, 40 + i * size)
-            seen.add((tid, t_ns))
-        records += n
+            yield tid, t_ns
+        counts[0] += n
+
+
+def perfscope_samples(out_dir):
+    """-> dict(distinct, records, dropped, clock, delivery) for every .bin under out_dir."""
+    counts = [0, 0]
+    seen = set(_perfscope_records(out_dir, counts))
+    records, dropped = counts
     meta = {}
     try:
         with open(os.path.join(out_dir, "meta.json")) as f:

@@ -9,13 +9,24 @@
  *   sigtrap   the same with synchronous SIGTRAP delivery;
  *   fp        ring + clock_gettime + a frame-pointer walk into a preallocated slot;
  *   libunwind ring + clock_gettime + unw_backtrace (libunwind's caching fast tracer) into it;
- *   unw_step  ring + clock_gettime + libunwind's step-by-step walk from the signal context.
- * The thread's own CPU clock (user + system, handler included) over the same work, per mode,
- * alternated over ROUNDS rounds; cost per signal = (CPU - CPU of `none` in the same round) /
- * signals, medians printed one line per mode: "mode NAME us_per_signal X signals N".
+ *   unw_step  ring + clock_gettime + libunwind's step-by-step walk from the signal context;
+ *   callchain no signal at all: the kernel records each overflow's user call chain (frame
+ *             pointers) into a ring buffer that a reader would drain later.
+ * Two figures per mode. The thread's own CPU clock (user + system, handler included) over the
+ * same work, alternated over ROUNDS rounds; cost per signal = (CPU - CPU of `none` in the same
+ * round) / signals: everything, cache effects after the return included, but noisy. And the
+ * interruption itself, timed by the TSC: the work loop reads it each iteration, so each
+ * interruption is a gap; the handler stamps its entry and exit (callchain: the record's time),
+ * which tells the gap of each signal from the other interrupts and splits it into before the
+ * handler (timer interrupt, overflow, wakeup, signal frame), the handler, and after it
+ * (sigreturn). Medians printed one line per mode: "mode NAME us_per_signal X min A max B
+ * signals N gap_us G pre P handler H post Q".
+ * `shim FILE` as the third and fourth arguments opens no clock and installs no handler (run it
+ * under the shim's LD_PRELOAD): it writes each gap to FILE, for bench/pool.py to tell the
+ * shim's signals from the other interrupts by the shim's own sample times.
  * It only measures: it is not the shim and shares no code with it.
- * Build: -O2 -g -fno-omit-frame-pointer -pthread -lunwind.
- * Usage: sample_cost [rounds] [rate] [main]. */
+ * Build: -O2 -g -fno-omit-frame-pointer -pthread -lunwind (x86-64).
+ * Usage: sample_cost [rounds] [rate] [main | shim FILE]. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <fcntl.h>
@@ -38,13 +49,22 @@
 #define TRAP_PERF 6
 #endif
 
-enum { M_NONE, M_RING, M_SIGTRAP, M_FP, M_UNW, M_STEP, M_COUNT };
-static const char *names[M_COUNT] = { "none", "ring", "sigtrap", "fp", "libunwind", "unw_step" };
+enum { M_NONE, M_RING, M_SIGTRAP, M_FP, M_UNW, M_STEP, M_CHAIN, M_COUNT };
+static const char *names[M_COUNT] = { "none", "ring", "sigtrap", "fp", "libunwind", "unw_step", "callchain" };
 
 static volatile int mode;
 static volatile uint64_t signals;
 static uint64_t slot[128];
 static uintptr_t stack_lo, stack_hi;
+
+/* The TSC gaps of one run and the handler's stamps: [0] its entry, [1] its exit. */
+#define MAX_GAPS 16384
+#define MAX_STAMPS 4096
+static uint64_t gap_at[MAX_GAPS][2];
+static uint32_t ngaps;
+static uint64_t stamp[MAX_STAMPS][2];
+static volatile uint32_t nstamps;
+static uint64_t gap_min; /* TSC ticks: 1 us */
 
 static uint32_t walk_fp(const ucontext_t *uc, uint64_t *frames, uint32_t max)
 {
@@ -78,12 +98,14 @@ static uint32_t walk_step(ucontext_t *uc, uint64_t *frames, uint32_t max)
 
 static void handler(int sig, siginfo_t *si, void *ucv)
 {
+    uint64_t in = __builtin_ia32_rdtsc();
     (void)sig;
     (void)si;
     signals++;
+    uint32_t k = nstamps;
     int m = mode;
     if (m == M_RING || m == M_SIGTRAP)
-        return;
+        goto out;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     slot[0] = (uint64_t)ts.tv_nsec;
@@ -93,13 +115,26 @@ static void handler(int sig, siginfo_t *si, void *ucv)
         slot[1] = (uint64_t)unw_backtrace((void **)(slot + 2), 80);
     else if (m == M_STEP)
         slot[1] = walk_step(ucv, slot + 2, 64);
+out:
+    if (k < MAX_STAMPS) {
+        stamp[k][0] = in;
+        stamp[k][1] = __builtin_ia32_rdtsc();
+        nstamps = k + 1;
+    }
 }
 
 __attribute__((noinline)) static uint64_t leaf(uint64_t x, uint64_t n)
 {
+    uint64_t last = __builtin_ia32_rdtsc();
     for (uint64_t i = 0; i < n; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         x ^= x >> 29;
+        uint64_t t = __builtin_ia32_rdtsc();
+        if (t - last > gap_min && ngaps < MAX_GAPS) {
+            gap_at[ngaps][0] = last;
+            gap_at[ngaps++][1] = t;
+        }
+        last = t;
     }
     return x;
 }
@@ -119,8 +154,11 @@ LINK(14, f15) LINK(13, f14) LINK(12, f13) LINK(11, f12) LINK(10, f11)
 LINK(9, f10)  LINK(8, f9)   LINK(7, f8)   LINK(6, f7)   LINK(5, f6)
 LINK(4, f5)   LINK(3, f4)   LINK(2, f3)   LINK(1, f2)   LINK(0, f1)
 
-static int open_clock(int sigtrap, unsigned rate, void **rb)
+#define CHAIN_PAGES 64 /* the call-chain ring: holds a whole run's records, read after it */
+
+static int open_clock(int m, unsigned rate, void **rb)
 {
+    int sigtrap = m == M_SIGTRAP;
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
@@ -135,11 +173,27 @@ static int open_clock(int sigtrap, unsigned rate, void **rb)
         a.sigtrap = 1;
         a.remove_on_exec = 1;
     }
+    if (m == M_CHAIN) {
+        a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+        a.exclude_callchain_kernel = 1;
+        a.use_clockid = 1;
+        a.clockid = CLOCK_MONOTONIC;
+        a.sample_max_stack = 64;
+        a.wakeup_events = 0;
+        a.watermark = 1;
+        a.wakeup_watermark = CHAIN_PAGES * 4096 / 2;
+    }
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return -1;
     *rb = NULL;
-    if (!sigtrap) {
+    if (m == M_CHAIN) {
+        *rb = mmap(NULL, (CHAIN_PAGES + 1) * 4096ul, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (*rb == MAP_FAILED) {
+            close(fd);
+            return -1;
+        }
+    } else if (!sigtrap) {
         long page = sysconf(_SC_PAGESIZE);
         *rb = mmap(NULL, 2 * (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
         struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = (pid_t)syscall(SYS_gettid) };
@@ -175,9 +229,9 @@ static void *thread_main(void *arg)
     return (void *)(intptr_t)measure();
 }
 
-/* The measuring runs on a thread of its own by default, as an engine's workers do (libunwind
- * 1.6's fast tracer gives up at the main thread's outermost C library frames and walks the
- * whole stack again step by step there: "main" as the third argument measures that). */
+/* The measuring runs on a thread of its own by default, as an engine's workers do; "main" as
+ * the third argument measures on the main thread instead (libunwind's fast tracer walks a
+ * different set of outermost C library frames there). */
 int main(int argc, char **argv)
 {
     g_argc = argc;
@@ -191,15 +245,115 @@ int main(int argc, char **argv)
     return (int)(intptr_t)rc;
 }
 
+static double median(double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof v[0], cmp);
+    return v[n / 2];
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double tsc_per_us;
+
+/* The call-chain ring's records, read after the run: each one's time as a TSC stamp (mapped
+ * through the run's two (TSC, monotonic) readings); returns how many. */
+static uint64_t chain_records(void *rb, uint64_t tsc0, uint64_t ns0, uint64_t tsc1, uint64_t ns1)
+{
+    struct perf_event_mmap_page *pg = rb;
+    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), n = 0;
+    const unsigned char *data = (const unsigned char *)rb + pg->data_offset;
+    double k = ns1 > ns0 ? (double)(tsc1 - tsc0) / (double)(ns1 - ns0) : 0;
+    for (uint64_t off = 0; off + sizeof(struct perf_event_header) <= head && off + 16 <= pg->data_size;) {
+        const struct perf_event_header *h = (const void *)(data + off);
+        if (h->size == 0)
+            break;
+        if (h->type == PERF_RECORD_SAMPLE) {
+            uint64_t t = *(const uint64_t *)(h + 1);
+            if (nstamps < MAX_STAMPS) {
+                stamp[nstamps][0] = stamp[nstamps][1] = tsc0 + (uint64_t)((double)(t - ns0) * k);
+                nstamps++;
+            }
+            n++;
+        }
+        off += h->size;
+    }
+    return n;
+}
+
+/* Each stamped signal's gap: its length and its parts, in us, medians into out[4]. */
+static void split_gaps(double out[4])
+{
+    static double part[4][MAX_STAMPS];
+    int n = 0;
+    uint32_t g = 0;
+    for (uint32_t i = 0; i < nstamps; i++) {
+        while (g < ngaps && gap_at[g][1] < stamp[i][0])
+            g++;
+        if (g == ngaps)
+            break;
+        if (gap_at[g][0] > stamp[i][0] || gap_at[g][1] < stamp[i][1])
+            continue; /* not inside one gap (a stamp before the loop began) */
+        part[0][n] = (double)(gap_at[g][1] - gap_at[g][0]) / tsc_per_us;
+        part[1][n] = (double)(stamp[i][0] - gap_at[g][0]) / tsc_per_us;
+        part[2][n] = (double)(stamp[i][1] - stamp[i][0]) / tsc_per_us;
+        part[3][n] = (double)(gap_at[g][1] - stamp[i][1]) / tsc_per_us;
+        n++;
+    }
+    for (int k = 0; k < 4; k++)
+        out[k] = median(part[k], n);
+}
+
+/* Under the shim: every gap of ROUNDS runs of the work, as "tid start_ns end_ns" lines
+ * (CLOCK_MONOTONIC, the clock of the shim's sample times) into `path`, for the caller to match
+ * with the shim's samples (bench/pool.py). */
+static int measure_shim(int rounds, uint64_t iters, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 2;
+    uint64_t sink = 0;
+    long tid = syscall(SYS_gettid);
+    double cpu = 0;
+    for (int r = 0; r < rounds; r++) {
+        ngaps = 0;
+        uint64_t tsc0 = __builtin_ia32_rdtsc(), ns0 = mono_ns();
+        double t0 = thread_cpu();
+        sink ^= f0(sink + (uint64_t)r, iters);
+        cpu += thread_cpu() - t0;
+        uint64_t tsc1 = __builtin_ia32_rdtsc(), ns1 = mono_ns();
+        double k = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
+        for (uint32_t i = 0; i < ngaps; i++)
+            fprintf(f, "%ld %.0f %.0f\n", tid, (double)ns0 + (double)(gap_at[i][0] - tsc0) * k,
+                    (double)ns0 + (double)(gap_at[i][1] - tsc0) * k);
+    }
+    printf("mode shim cpu_s %.6f\n", cpu);
+    fprintf(stderr, "sink %llx\n", (unsigned long long)sink);
+    return fclose(f) == 0 ? 0 : 2;
+}
+
 static int measure(void)
 {
     int argc = g_argc;
     char **argv = g_argv;
     int rounds = argc > 1 ? atoi(argv[1]) : 7;
     unsigned rate = argc > 2 ? (unsigned)atoi(argv[2]) : 997;
-    uint64_t iters = 150000000ull; /* ~0.3 s of CPU */
+    uint64_t iters = 24000000ull; /* ~0.3 s of CPU */
     if (rounds < 1 || rounds > 99 || rate < 1)
         return 2;
+    uint64_t c0 = __builtin_ia32_rdtsc(), n0 = mono_ns();
+    while (mono_ns() - n0 < 20000000)
+        ;
+    tsc_per_us = (double)(__builtin_ia32_rdtsc() - c0) / (double)(mono_ns() - n0) * 1000.0;
+    gap_min = (uint64_t)tsc_per_us;
+    if (argc > 4 && strcmp(argv[3], "shim") == 0)
+        return measure_shim(rounds, iters, argv[4]);
     char here;
     stack_hi = (uintptr_t)&here + 4096;
     stack_lo = (uintptr_t)&here - (1u << 20);
@@ -211,7 +365,7 @@ static int measure(void)
     sigaction(SIGTRAP, &sa, NULL);
     void *warm[8];
     unw_backtrace(warm, 8); /* libunwind's first-use set-up, outside any handler */
-    static double cost[M_COUNT][99];
+    static double cost[M_COUNT][99], gap[M_COUNT][4][99];
     static uint64_t nsig[M_COUNT][99];
     int refused[M_COUNT] = { 0 };
     uint64_t sink = 0;
@@ -222,7 +376,7 @@ static int measure(void)
             void *rb = NULL;
             int fd = -1;
             if (m != M_NONE) {
-                fd = open_clock(m == M_SIGTRAP, rate, &rb);
+                fd = open_clock(m, rate, &rb);
                 if (fd < 0) {
                     refused[m] = 1;
                     continue;
@@ -230,6 +384,8 @@ static int measure(void)
             }
             mode = m;
             signals = 0;
+            ngaps = nstamps = 0;
+            uint64_t tsc0 = __builtin_ia32_rdtsc(), ns0 = mono_ns();
             double t0 = thread_cpu();
             if (fd >= 0)
                 ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -237,8 +393,15 @@ static int measure(void)
             if (fd >= 0)
                 ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
             double t1 = thread_cpu();
+            uint64_t tsc1 = __builtin_ia32_rdtsc(), ns1 = mono_ns();
+            if (m == M_CHAIN)
+                signals = chain_records(rb, tsc0, ns0, tsc1, ns1);
+            double parts[4];
+            split_gaps(parts);
+            for (int q = 0; q < 4; q++)
+                gap[m][q][r] = parts[q];
             if (rb)
-                munmap(rb, 2 * (size_t)sysconf(_SC_PAGESIZE));
+                munmap(rb, (m == M_CHAIN ? CHAIN_PAGES + 1 : 2) * (size_t)sysconf(_SC_PAGESIZE));
             if (fd >= 0)
                 close(fd);
             cost[m][r] = t1 - t0;
@@ -262,8 +425,9 @@ static int measure(void)
             s[r] = nsig[m][r];
         }
         qsort(c, (size_t)rounds, sizeof c[0], cmp);
-        printf("mode %s us_per_signal %.2f min %.2f max %.2f signals %llu\n", names[m], c[rounds / 2], c[0],
-               c[rounds - 1], (unsigned long long)s[0]);
+        printf("mode %s us_per_signal %.2f min %.2f max %.2f signals %llu gap_us %.2f pre %.2f handler %.2f post %.2f\n",
+               names[m], c[rounds / 2], c[0], c[rounds - 1], (unsigned long long)s[0], median(gap[m][0], rounds),
+               median(gap[m][1], rounds), median(gap[m][2], rounds), median(gap[m][3], rounds));
     }
     fprintf(stderr, "sink %llx\n", (unsigned long long)sink);
     return 0;

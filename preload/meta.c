@@ -32,6 +32,7 @@
 #include "interpose.h"
 #include "leader.h"
 #include "machine.h"
+#include "ring.h"
 #include "runfolder.h"
 #include "runid.h"
 #include "safefmt.h"
@@ -232,12 +233,11 @@ static double sampled_cpu_s(void)
     return ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? user : user + sys;
 }
 
-/* Async-signal-safe: atomics, writer_records, getrusage and unsampled_totals' plain reads. */
+/* Async-signal-safe: atomics (the per-thread sample counters summed), writer_records,
+ * getrusage and unsampled_totals' plain reads. */
 static void exit_figures(struct exit_figures *f)
 {
-    f->taken = atomic_load(&ps_samples_taken);
-    f->signals = atomic_load(&ps_signals_taken);
-    f->no_libunwind = atomic_load(&ps_samples_no_libunwind);
+    threads_sample_totals(&f->taken, &f->signals, &f->no_libunwind);
     f->records = writer_records();
     f->chained = atomic_load(&ps_signals_chained);
     uint64_t own_user = 0, own_all = 0;

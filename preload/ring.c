@@ -44,18 +44,25 @@ void ring_free(struct ps_ring *r)
         munmap(r, offsetof(struct ps_ring, data) + (size_t)r->slots * r->rec_size);
 }
 
+/* The slot at head is free if it was by the tail last read (an acquire, so the consumer was
+ * done with it); only when it looks full is the tail read again. */
 struct ps_slot_rec *ring_reserve(struct ps_ring *r)
 {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (head - tail >= r->slots)
-        return NULL;
+    if (head - r->tail_seen >= r->slots) {
+        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (head - r->tail_seen >= r->slots)
+            return NULL;
+    }
     return (struct ps_slot_rec *)(r->data + (head % r->slots) * r->rec_size);
 }
 
+/* A release store, no locked instruction: head has one writer. The caller's writer_note_sample
+ * fence orders it before its look at the writer's idle flag. */
 void ring_commit(struct ps_ring *r)
 {
-    atomic_fetch_add_explicit(&r->head, 1, memory_order_release);
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    atomic_store_explicit(&r->head, head + 1, memory_order_release);
 }
 
 struct ps_slot_rec *ring_peek(struct ps_ring *r)
@@ -112,6 +119,20 @@ struct ps_thread *thread_self(void)
         }
     }
     return NULL;
+}
+
+void threads_sample_totals(uint64_t *taken, uint64_t *signals, uint64_t *no_libunwind)
+{
+    uint64_t a = 0, b = 0, c = 0;
+    int used = atomic_load(&ps_threads_used);
+    for (int i = 0; i < used; i++) {
+        a += atomic_load_explicit(&ps_threads[i].taken, memory_order_relaxed);
+        b += atomic_load_explicit(&ps_threads[i].signals, memory_order_relaxed);
+        c += atomic_load_explicit(&ps_threads[i].no_libunwind, memory_order_relaxed);
+    }
+    *taken = a;
+    *signals = b;
+    *no_libunwind = c;
 }
 
 void thread_set_self(struct ps_thread *t)

@@ -29,13 +29,17 @@ struct ps_slot_rec {
 };
 #define PS_REC_NO_LIBUNWIND 1u /* taken by frame pointers / PC alone (loader or shim) */
 
+/* The producer's fields and the consumer's sit on cache lines of their own, and the producer
+ * keeps the tail as it last read it: a sample writes its slot and head, and reads the consumer's
+ * line only when the ring looks full by that older tail. */
 struct ps_ring {
     _Atomic uint64_t head;      /* next slot the producer fills */
-    _Atomic uint64_t tail;      /* next slot the consumer reads */
+    uint64_t tail_seen;         /* the producer's last reading of tail (never ahead of it) */
     _Atomic uint64_t dropped;   /* samples lost to a full ring (weighted) */
     uint32_t slots;
     uint32_t rec_size;
-    unsigned char data[];
+    _Alignas(64) _Atomic uint64_t tail; /* next slot the consumer reads */
+    _Alignas(64) unsigned char data[];
 };
 
 enum ps_thread_state { PS_T_FREE = 0, PS_T_CLAIMED, PS_T_LIVE, PS_T_EXITED };
@@ -64,6 +68,11 @@ struct ps_thread {
     char comm[16];
     uint64_t comm_checked_ns;
     _Atomic uint64_t arrived; /* our signals that reached the thread (weighted), kept or dropped */
+    /* Written by this thread's handler alone (no locked instruction, no line shared between
+     * threads); kept across a slot's reuse, so sums over the registry count exited threads. */
+    _Atomic uint64_t taken;        /* samples kept (weighted) */
+    _Atomic uint64_t signals;      /* signals that gave a sample */
+    _Atomic uint64_t no_libunwind; /* samples taken by frame pointers or PC instead (weighted) */
     struct ps_unsampled us;
 };
 
@@ -85,5 +94,12 @@ struct ps_thread *thread_claim(pid_t tid);
 struct ps_thread *thread_self(void);
 void thread_set_self(struct ps_thread *t);
 pid_t ps_gettid(void);
+/* Adds w to a counter only the calling thread's handler writes (plain load and store). */
+static inline void thread_count(_Atomic uint64_t *c, uint64_t w)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + w, memory_order_relaxed);
+}
+/* The per-thread counters summed over the registry (async-signal-safe). */
+void threads_sample_totals(uint64_t *taken, uint64_t *signals, uint64_t *no_libunwind);
 
 #endif

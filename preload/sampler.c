@@ -35,9 +35,6 @@
 
 __thread int ps_guard_depth;
 __thread int ps_in_unwind;
-_Atomic uint64_t ps_samples_taken;
-_Atomic uint64_t ps_signals_taken;
-_Atomic uint64_t ps_samples_no_libunwind;
 _Atomic uint64_t ps_samples_orphan;
 _Atomic uint64_t ps_signals_chained;
 int ps_timer_cookie;
@@ -231,7 +228,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         errno = saved_errno;
         return;
     }
-    atomic_fetch_add_explicit(&t->arrived, weight, memory_order_relaxed);
+    thread_count(&t->arrived, weight);
     struct ps_slot_rec *rec = ring_reserve(t->ring);
     if (!rec) {
         atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
@@ -254,7 +251,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         (unwinder != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
-        atomic_fetch_add_explicit(&ps_samples_no_libunwind, weight, memory_order_relaxed);
+        thread_count(&t->no_libunwind, weight);
     } else if (unwinder == PS_UNWIND_FP) {
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
     } else {
@@ -266,8 +263,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     ring_commit(t->ring);
     writer_note_sample();
-    atomic_fetch_add_explicit(&ps_samples_taken, weight, memory_order_relaxed);
-    atomic_fetch_add_explicit(&ps_signals_taken, 1, memory_order_relaxed);
+    thread_count(&t->taken, weight);
+    thread_count(&t->signals, 1);
     if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
     errno = saved_errno;

@@ -17,9 +17,8 @@ static inline void ps_guard_leave(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST
  * memory-validation pipe) become ours, and it may close them (fds.c). */
 extern __thread int ps_in_unwind;
 
-extern _Atomic uint64_t ps_samples_taken;        /* records put in rings (weighted) */
-extern _Atomic uint64_t ps_signals_taken;        /* distinct samples: one per signal */
-extern _Atomic uint64_t ps_samples_no_libunwind; /* of those, taken by fp/PC in a guard */
+/* Samples kept, signals that gave one, and those taken by fp/PC in a guard are counted per
+ * thread (ring.h: struct ps_thread, threads_sample_totals). */
 extern _Atomic uint64_t ps_samples_orphan;       /* signals for a thread with no ring */
 extern _Atomic uint64_t ps_signals_chained;      /* SIGPROFs passed to the target's handler */
 extern int ps_timer_cookie;                      /* sival_ptr of our timers */

@@ -233,9 +233,6 @@ void shim_after_fork_child(void)
     lifetime_after_fork();
     meta_after_fork();
     threads_forget_after_fork();
-    atomic_store(&ps_samples_taken, 0);
-    atomic_store(&ps_signals_taken, 0);
-    atomic_store(&ps_samples_no_libunwind, 0);
     atomic_store(&ps_samples_orphan, 0);
     writer_forget_after_fork();
     leader_forget_after_fork();

@@ -164,6 +164,9 @@ void threads_forget_after_fork(void)
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
         struct ps_thread *t = &ps_threads[i];
+        atomic_store(&t->taken, 0);
+        atomic_store(&t->signals, 0);
+        atomic_store(&t->no_libunwind, 0);
         if (atomic_load(&t->state) == PS_T_FREE)
             continue;
         clock_forget_inherited(t);
