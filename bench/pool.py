@@ -248,8 +248,9 @@ def fork_section(args, pairs, machine):
     if dflt and hz0 and perf and libs:
         L.append("- Where it goes (medians, ms per process): the loader mapping the shim's libraries %.3f; "
                  "the shim's start and end without sampling (constructor, fork handler, procs.jsonl lines, "
-                 "leader lock, writer thread, exit path) %.3f; sampling on top (sample file and maps created, "
-                 "the first maps snapshot, libunwind's first use, the tick timer) %.3f; perf events instead of "
+                 "leader lock, writer thread, exit path) %.3f; sampling on top (the clock, the ring, the handler; "
+                 "sample files, the maps snapshot and libunwind come with a process's first sample) %.3f; "
+                 "perf events instead of "
                  "the tick timer (997 Hz) %+.3f more." % (libs[0], hz0[0] - libs[0], dflt[0] - hz0[0],
                                                           perf[0] - dflt[0]))
     L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "

@@ -59,7 +59,7 @@ static int create_with(const char *path, const char *text, size_t len)
     return rc;
 }
 
-static void append_line(const char *name, const char *text)
+void markers_append_line(const char *name, const char *text)
 {
     char path[PATH_MAX];
     ps_path(path, sizeof path, name);
@@ -91,7 +91,7 @@ void markers_append_jsonl(const char *file, cJSON *obj)
         memcpy(line, text, len);
         line[len] = '\n';
         line[len + 1] = 0;
-        append_line(file, line);
+        markers_append_line(file, line);
         free(line);
     }
     cJSON_free(text);

@@ -28,64 +28,31 @@
 
 static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER; /* ps_run_pids' cache */
 
-void procs_line(const char *event, const char *status)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return;
-    cJSON_AddNumberToObject(o, "pid", (double)getpid());
-    cJSON_AddNumberToObject(o, "ppid", (double)getppid());
-    cJSON_AddStringToObject(o, "event", event);
-    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
-    if (status)
-        cJSON_AddStringToObject(o, "status", status);
-    if (strcmp(event, "start") != 0 && ps_cfg.hz > 0) {
-        /* The image's own sampling figures, for the run's sums (docs/formats.md). */
-        struct meta_image_figures f;
-        meta_image_figures(&f);
-        cJSON *s = cJSON_AddObjectToObject(o, "sampling");
-        if (s) {
-            cJSON_AddNumberToObject(s, "samples", (double)f.samples);
-            cJSON_AddNumberToObject(s, "distinct_samples", (double)f.distinct_samples);
-            cJSON_AddNumberToObject(s, "sampled_cpu_s", f.sampled_cpu_s);
-            cJSON_AddNumberToObject(s, "shim_threads_cpu_s", f.shim_threads_cpu_s);
-            cJSON_AddNumberToObject(s, "unsampled_cpu_s", f.unsampled_cpu_s);
-        }
-    }
-    if (strcmp(event, "start") == 0) {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-            exe[n] = 0;
-            cJSON_AddStringToObject(o, "exe", exe);
-        }
-        if (writer_files_ok())
-            cJSON_AddStringToObject(o, "samples", strrchr(ps_bin_path, '/') + 1);
-    }
-    markers_append_jsonl(RUN_PROCS, o);
-    cJSON_Delete(o);
-}
-
 /* Made at start: the fatal path may run on a small alternate signal stack. */
 static char procs_path[PATH_MAX];
 
-/* The fatal-signal path's exit line: procs_line's fields in its order (the image's sampling
- * figures included), built by hand, no allocation. */
-void procs_exit_line_signal_safe(const char *status)
+/* One line of procs.jsonl, built by hand without allocation (the fatal-signal path uses it
+ * too, and a cJSON tree in a fork child writes to heap pages it shares with its parent: copies
+ * of them). The fields in docs/formats.md's order; exe: the start line's executable, or NULL.
+ * 0, or -1 when it did not fit. */
+static int line_text(char *line, size_t size, size_t *len, const char *event, const char *status, const char *exe)
 {
-    char line[512];
     struct safefmt f;
-    safefmt_init(&f, line, sizeof line);
+    safefmt_init(&f, line, size);
     safefmt_str(&f, "{\"pid\":");
     safefmt_i64(&f, (int64_t)getpid());
     safefmt_str(&f, ",\"ppid\":");
     safefmt_i64(&f, (int64_t)getppid());
-    safefmt_str(&f, ",\"event\":\"exit\",\"t_ns\":");
+    safefmt_str(&f, ",\"event\":");
+    safefmt_json_str(&f, event);
+    safefmt_str(&f, ",\"t_ns\":");
     safefmt_u64(&f, ps_now_ns());
-    safefmt_str(&f, ",\"status\":\"");
-    safefmt_str(&f, status);
-    safefmt_str(&f, "\"");
-    if (ps_cfg.hz > 0) {
+    if (status) {
+        safefmt_str(&f, ",\"status\":");
+        safefmt_json_str(&f, status);
+    }
+    if (strcmp(event, "start") != 0 && ps_cfg.hz > 0) {
+        /* The image's own sampling figures, for the run's sums (docs/formats.md). */
         struct meta_image_figures x;
         meta_image_figures(&x);
         safefmt_str(&f, ",\"sampling\":{\"samples\":");
@@ -100,12 +67,47 @@ void procs_exit_line_signal_safe(const char *status)
         safefmt_fixed(&f, x.unsampled_cpu_s, 6);
         safefmt_str(&f, "}");
     }
+    if (exe) {
+        safefmt_str(&f, ",\"exe\":");
+        safefmt_json_str(&f, exe);
+    }
+    /* The name this image's sample file has if it takes samples (made at the first one). */
+    if (strcmp(event, "start") == 0 && writer_files_ok()) {
+        safefmt_str(&f, ",\"samples\":");
+        safefmt_json_str(&f, strrchr(ps_bin_path, '/') + 1);
+    }
     safefmt_str(&f, "}\n");
-    if (f.overflow)
+    *len = f.len;
+    return f.overflow ? -1 : 0;
+}
+
+void procs_line(const char *event, const char *status)
+{
+    char exe[PATH_MAX], line[PATH_MAX + 1024];
+    const char *exe_p = NULL;
+    if (strcmp(event, "start") == 0) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+            exe[n] = 0;
+            exe_p = exe;
+        }
+    }
+    size_t len;
+    if (line_text(line, sizeof line, &len, event, status, exe_p) == 0)
+        markers_append_line(RUN_PROCS, line);
+}
+
+/* The fatal-signal path's exit line: the same text, written by one append (the file exists:
+ * this process's start line is in it). */
+void procs_exit_line_signal_safe(const char *status)
+{
+    char line[512];
+    size_t len;
+    if (line_text(line, sizeof line, &len, "exit", status, NULL) != 0)
         return;
     int fd = fds_run_open(procs_path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
     if (fd >= 0) {
-        if (write(fd, line, f.len) < 0) { /* nothing to do */ }
+        if (write(fd, line, len) < 0) { /* nothing to do */ }
         fds_run_close(fd);
     }
 }

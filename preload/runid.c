@@ -114,6 +114,12 @@ enum runid_verdict runid_decide(char *why, size_t size)
     char folder_id[RUNID_MAX], meta_id[RUNID_MAX], status[64];
     int lock_held = 0;
     int has_leader = leader_folder_state(folder_id, sizeof folder_id, &lock_held);
+    /* Rule 3 as .leader alone answers it (every process of a run after its first): meta.json,
+     * read and parsed for nothing else here, is left alone. */
+    if (has_leader && folder_id[0] && env && strcmp(env, folder_id) == 0) {
+        snprintf(run_id, sizeof run_id, "%s", folder_id);
+        return verdict = RUNID_JOIN;
+    }
     int has_meta = meta_facts(status, sizeof status, meta_id, sizeof meta_id);
     if (!folder_id[0])
         snprintf(folder_id, sizeof folder_id, "%s", meta_id);

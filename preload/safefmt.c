@@ -77,3 +77,32 @@ void safefmt_fixed(struct safefmt *f, double v, int decimals)
     safefmt_mem(f, ".", 1);
     safefmt_mem(f, digits, (size_t)decimals);
 }
+
+void safefmt_json_str(struct safefmt *f, const char *s)
+{
+    /* cJSON's escapes: the quote, the backslash and control characters; other bytes as they are. */
+    static const char hex[] = "0123456789abcdef";
+    safefmt_mem(f, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        const char *esc = NULL;
+        switch (*p) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default: break;
+        }
+        if (esc) {
+            safefmt_str(f, esc);
+        } else if (*p < 0x20) {
+            char u[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+            safefmt_mem(f, u, sizeof u);
+        } else {
+            safefmt_mem(f, (const char *)p, 1);
+        }
+    }
+    safefmt_mem(f, "\"", 1);
+}

@@ -22,5 +22,7 @@ void safefmt_i64(struct safefmt *f, int64_t v);
 /* A non-negative number with `decimals` digits after the point (JSON); negative or not finite
  * writes 0. */
 void safefmt_fixed(struct safefmt *f, double v, int decimals);
+/* s as a JSON string, quoted and escaped as cJSON escapes it. */
+void safefmt_json_str(struct safefmt *f, const char *s);
 
 #endif

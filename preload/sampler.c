@@ -44,6 +44,10 @@ static enum ps_unwind unwinder;         /* in force: PERFSCOPE_UNWIND, or fp und
 static int pc_only;                     /* under valgrind: the interrupted PC alone */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static _Atomic int installed;
+/* libunwind is initialised (and its fast tracer warmed up) outside any handler, by the writer
+ * once this image has taken a sample (sampler_warm_libunwind): until then samples walk frame
+ * pointers, as in the guarded cases below. */
+static _Atomic int libunwind_ready;
 
 static int is_our_signal(int sig, const siginfo_t *si)
 {
@@ -248,7 +252,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->frames[0] = pc;
         rec->nframes = 1;
     } else if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
-        (unwinder != PS_UNWIND_FP && !stack_room_for_libunwind(t))) {
+        (unwinder != PS_UNWIND_FP && (!atomic_load_explicit(&libunwind_ready, memory_order_acquire) ||
+                                      !stack_room_for_libunwind(t)))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         thread_count(&t->no_libunwind, weight);
@@ -349,21 +354,9 @@ int sampler_install(void)
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     ps_real_dl_iterate_phdr(find_loader, &base);
     choose_unwinder();
-    if (unwinder != PS_UNWIND_FP) {
-        /* libunwind initialises itself (and may allocate) on first use: do that here, not in
-         * a handler. */
-        unw_context_t ctx;
-        unw_cursor_t cursor;
-        ps_in_unwind++;
-        if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
-            while (unw_step(&cursor) > 0)
-                ;
-        if (ps_cfg.unwind_fast) {
-            void *warm[8];
-            unw_backtrace(warm, 8); /* creates the tracer's thread key outside any handler */
-        }
-        ps_in_unwind--;
-    }
+    /* libunwind is not touched here: its first use (its lock, its memory-validation pipe, the
+     * fast tracer's 256 KiB cache written whole, the start-up stack walked) cost 0.5 ms of every
+     * process's start, sampled or not. The writer does it once a sample has come. */
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
@@ -378,4 +371,26 @@ int sampler_install(void)
         ps_real_sigaction(SIGTRAP, &sa, NULL);
     atomic_store(&installed, 1);
     return 0;
+}
+
+/* On the writer thread, once this image has taken a sample: libunwind initialises itself on
+ * its first use (and may allocate), the fast tracer makes its thread key (pthread_once) and
+ * this thread's cache: never in a handler. From then on the handler takes libunwind. A fork
+ * child inherits it ready; an exec'd image starts without. */
+void sampler_warm_libunwind(void)
+{
+    if (unwinder == PS_UNWIND_FP || pc_only || atomic_load(&libunwind_ready))
+        return;
+    unw_context_t ctx;
+    unw_cursor_t cursor;
+    ps_in_unwind++;
+    if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
+        while (unw_step(&cursor) > 0)
+            ;
+    if (ps_cfg.unwind_fast) {
+        void *warm[8];
+        unw_backtrace(warm, 8);
+    }
+    ps_in_unwind--;
+    atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
 }

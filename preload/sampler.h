@@ -23,8 +23,11 @@ extern _Atomic uint64_t ps_samples_orphan;       /* signals for a thread with no
 extern _Atomic uint64_t ps_signals_chained;      /* SIGPROFs passed to the target's handler */
 extern int ps_timer_cookie;                      /* sival_ptr of our timers */
 
-/* Installs the handler (once); warms libunwind up outside any handler. 0 or -1 (errno). */
+/* Installs the handler (once). 0 or -1 (errno). */
 int sampler_install(void);
+/* Initialises libunwind outside any handler (the writer, once a first sample has come); the
+ * handler walks frame pointers until then. */
+void sampler_warm_libunwind(void);
 /* The target's SIGPROF disposition, as the target believes it is (for the sigaction wrapper). */
 void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);

@@ -161,10 +161,9 @@ static void start_sampling(void)
 {
     if (ps_cfg.hz <= 0)
         return;
-    if (writer_open_files() != 0)
+    if (writer_open_files() != 0) /* names only: the files come with the first sample */
         return;
     clock_setup();
-    writer_maps_snapshot(0);
     if (sampler_install() != 0) {
         ps_log("cannot install the SIGPROF handler (%s): stack samples are off", strerror(errno));
         return;
@@ -253,10 +252,8 @@ void shim_after_fork_child(void)
         procs_line("start", NULL);
         return;
     }
-    if (ps_cfg.hz > 0 && sampler_installed() && writer_open_files() == 0) {
-        writer_maps_snapshot(0);
+    if (ps_cfg.hz > 0 && sampler_installed() && writer_open_files() == 0)
         threads_started();
-    }
     procs_line("start", NULL);
     leader_start();
     writer_start();
@@ -287,6 +284,8 @@ static void before_strict(void)
 static void before_filter(int every_thread)
 {
     if (ps_cfg.hz > 0 && writer_files_ok()) {
+        writer_make_files(); /* made at the first sample otherwise: too late under the filter */
+        sampler_warm_libunwind(); /* its pipe too (the filter may not allow pipe2 later) */
         fds_keep(ps_bin_path, O_WRONLY, 0);
         fds_keep(ps_maps_path, O_WRONLY | O_APPEND, 0);
     }

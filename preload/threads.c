@@ -5,18 +5,21 @@
  * child's borrowed memory (getpid() is checked against the process the state belongs to). */
 #include "threads.h"
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "config.h"
+#include "fds.h"
 #include "interpose.h"
 #include "lifetime.h"
 #include "log.h"
@@ -42,8 +45,51 @@ static void thread_key_destructor(void *v)
     lifetime_thread_ending();
 }
 
+/* In a fork child: the forking thread's stack bounds, as its parent knew them (the child runs
+ * on the same stack). 0,0 when the parent had no record of that thread. */
+static uintptr_t inherited_lo, inherited_hi;
+
+/* The initial thread's stack without /proc/self/maps (which pthread_getattr_np reads and parses
+ * for it: a third of what a short process paid the shim at start). The kernel puts the
+ * executable's name (AT_EXECFN) last on that stack, just below its top, and the stack may grow
+ * to RLIMIT_STACK below the top: the bounds pthread_getattr_np gives, less its check of the
+ * mapping below (with no limit, 8 MiB are taken). -1 when the auxiliary vector does not say, or
+ * the calling thread is not on that stack. */
+static int initial_stack_bounds(struct ps_thread *t)
+{
+    extern void *__libc_stack_end;
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    struct rlimit rl;
+    uintptr_t page = (uintptr_t)getpagesize(), end = (uintptr_t)__libc_stack_end;
+    if (!fn || getrlimit(RLIMIT_STACK, &rl) != 0)
+        return -1;
+    uintptr_t top = ((uintptr_t)fn + strlen(fn) + 1 + sizeof(void *) + page - 1) & ~(page - 1);
+    uintptr_t size = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > ((rlim_t)1 << 40) ? (uintptr_t)8 << 20 : (uintptr_t)rl.rlim_cur;
+    /* As glibc: from the page above __libc_stack_end (the frames lie below it, in the same
+     * mapping as the name) down to RLIMIT_STACK below the mapping's top. */
+    uintptr_t hi = (end & ~(page - 1)) + page, here = (uintptr_t)__builtin_frame_address(0);
+    if (!end || hi > top || size < page || size > top || top - size >= hi)
+        return -1;
+    if (here >= hi || here < top - size)
+        return -1; /* not on that stack (a fork child of another thread, a stack of its own) */
+    t->stack_lo = top - size;
+    t->stack_hi = hi;
+    return 0;
+}
+
 static void stack_bounds(struct ps_thread *t)
 {
+    if (inherited_hi) {
+        uintptr_t lo = inherited_lo, hi = inherited_hi, here = (uintptr_t)__builtin_frame_address(0);
+        inherited_lo = inherited_hi = 0; /* the forking thread's alone, used once */
+        if (here > lo && here < hi) {
+            t->stack_lo = lo;
+            t->stack_hi = hi;
+            return;
+        }
+    }
+    if (ps_gettid() == getpid() && initial_stack_bounds(t) == 0)
+        return;
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
@@ -106,34 +152,48 @@ void threads_named(pthread_t thread, const char *name)
     }
 }
 
-/* Threads already running when the shim starts (a library constructor started them). */
+/* Threads already running when the shim starts (a library constructor started them). Listed
+ * with getdents64 into a buffer on the stack: opendir's 32 KiB buffer was often the first
+ * allocation of a short process. */
 void threads_adopt_existing(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task");
-    DIR *d = opendir(path);
-    if (!d)
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return;
-    struct dirent *e;
     pid_t self = ps_gettid();
-    while ((e = readdir(d)) != NULL) {
-        pid_t tid = (pid_t)atoi(e->d_name);
-        if (tid <= 0 || tid == self)
-            continue;
-        struct ps_thread *t = thread_claim(tid);
-        if (!t)
-            break;
-        t->foreign = 1;
-        t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
-        if (!t->ring) {
-            atomic_store(&t->state, PS_T_FREE);
-            continue;
+    char buf[4096];
+    long n;
+    int full = 0;
+    while (!full && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            struct linux_dirent64_ps {
+                uint64_t d_ino;
+                int64_t d_off;
+                unsigned short d_reclen;
+                unsigned char d_type;
+                char d_name[];
+            } *e = (void *)(buf + off);
+            off += e->d_reclen;
+            pid_t tid = (pid_t)atoi(e->d_name);
+            if (tid <= 0 || tid == self)
+                continue;
+            struct ps_thread *t = thread_claim(tid);
+            if (!t) {
+                full = 1;
+                break;
+            }
+            t->foreign = 1;
+            t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
+            if (!t->ring) {
+                atomic_store(&t->state, PS_T_FREE);
+                continue;
+            }
+            unsampled_thread_start(t, 0);
+            atomic_store(&t->state, PS_T_LIVE);
+            clock_arm(t, 0);
         }
-        unsampled_thread_start(t, 0);
-        atomic_store(&t->state, PS_T_LIVE);
-        clock_arm(t, 0);
     }
-    closedir(d);
+    ps_real_close(fd);
 }
 
 /* Threads that existed before the shim (no exit hook of ours): closed when they are gone. */
@@ -160,6 +220,9 @@ void threads_setup(void)
 /* In a fork child: the parent's threads are not here; our copies of their clocks and rings go. */
 void threads_forget_after_fork(void)
 {
+    struct ps_thread *self = thread_self();
+    inherited_lo = self ? self->stack_lo : 0;
+    inherited_hi = self ? self->stack_hi : 0;
     thread_set_self(NULL);
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {

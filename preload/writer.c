@@ -3,7 +3,9 @@
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
  * keeps all but its last moments. Files are opened by path for each flush and closed again, so
  * a target that closes descriptors it did not open can never make us write into its files.
- * writer_flush() is also called from exit, exec and fatal-signal paths: it allocates nothing. */
+ * The files are made with the first record to write (a process that takes no sample makes
+ * none), and the writer warms libunwind up then. writer_flush() is also called from exit, exec
+ * and fatal-signal paths; writer_flush(1), the fatal path's, allocates nothing. */
 #include "writer.h"
 
 #include <dirent.h>
@@ -119,39 +121,38 @@ static void put_header(unsigned char *h, uint64_t count, uint64_t dropped)
     memcpy(h + SAMPLEFILE_OFF_HZ, &hz, 8);
 }
 
-int writer_open_files(void)
+/* This image's file names: the first cpuprof.<pid>[.<n>].bin no earlier image of this pid left
+ * (an image that took no sample left none, so its name is free again). Nothing is created here:
+ * creating two files is most of what a short process would pay the shim (ext4 inode allocation),
+ * so they are made at the first write (files_create), and a process that never takes a sample
+ * leaves none. */
+static int files_made; /* this image's .bin and .maps exist (created by files_create) */
+
+static int name_files(int from)
 {
     pid_t pid = getpid();
-    unsigned char header[SAMPLEFILE_HEADER_BYTES];
-    put_header(header, 0, 0);
-    for (int n = 0; n < 10000; n++) {
+    for (int n = from; n < 10000; n++) {
         if (n == 0)
             snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.bin", ps_cfg.file_prefix, (int)pid);
         else
             snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.%d.bin", ps_cfg.file_prefix, (int)pid, n);
-        int fd = open(ps_bin_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0 && errno == EEXIST)
+        if (access(ps_bin_path, F_OK) == 0)
             continue; /* an earlier image of this pid (before an exec): never overwritten */
-        if (fd < 0) {
-            ps_log("cannot create %s: %s; stack samples are off", ps_bin_path, strerror(errno));
-            return -1;
-        }
-        int rc = write_all_at(fd, header, sizeof header, 0);
-        ps_real_close(fd);
-        if (rc < 0) {
-            ps_log("cannot write %s: %s; stack samples are off", ps_bin_path, strerror(errno));
-            return -1;
-        }
         size_t len = strlen(ps_bin_path);
         snprintf(ps_maps_path, sizeof ps_maps_path, "%.*s.maps", (int)(len - 4), ps_bin_path);
-        fd = open(ps_maps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd >= 0)
-            ps_real_close(fd);
-        records_written = 0;
-        files_ok = 1;
-        return 0;
+        return n;
     }
     return -1;
+}
+
+int writer_open_files(void)
+{
+    if (name_files(0) < 0)
+        return -1;
+    records_written = 0;
+    files_made = 0;
+    files_ok = 1;
+    return 0;
 }
 
 /* ---- maps snapshots ---- */
@@ -198,22 +199,11 @@ static char *read_self_maps(size_t *len)
  * which the new snapshot is in force. Takes the io lock itself. */
 static int objects_changed(void);
 
-void writer_maps_snapshot(uint64_t t_ns)
+/* Appends `now` (len bytes) to the maps file unless it is the last snapshot written; takes
+ * `now` over. Caller holds the io lock. */
+static void maps_append_locked(char *now, size_t len, uint64_t t_ns)
 {
-    if (!files_ok)
-        return;
-    /* The load counters as of this snapshot: a load after it is what the writer looks for. */
-    objects_changed();
-    size_t len = 0;
-    char *now = read_self_maps(&len);
-    if (!now)
-        return;
-    if (!writer_lock_for(2000)) {
-        free(now);
-        return;
-    }
     if (maps_last && len == maps_last_len && memcmp(now, maps_last, len) == 0) {
-        writer_unlock();
         free(now);
         return;
     }
@@ -237,6 +227,105 @@ void writer_maps_snapshot(uint64_t t_ns)
     free(maps_last);
     maps_last = now;
     maps_last_len = len;
+}
+
+void writer_maps_snapshot(uint64_t t_ns)
+{
+    /* Before the files exist there is nothing to snapshot for: the first snapshot is taken
+     * when they are made, with the first samples. */
+    if (!files_ok || !files_made)
+        return;
+    /* The load counters as of this snapshot: a load after it is what the writer looks for. */
+    objects_changed();
+    size_t len = 0;
+    char *now = read_self_maps(&len);
+    if (!now)
+        return;
+    if (!writer_lock_for(2000)) {
+        free(now);
+        return;
+    }
+    maps_append_locked(now, len, t_ns);
+    writer_unlock();
+}
+
+/* The first snapshot from the fatal-signal path: /proc/self/maps copied through a buffer on the
+ * stack, nothing allocated (nothing is compared with it later: the process is ending). */
+static void maps_copy_signal_safe(void)
+{
+    int in = fds_run_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    if (in < 0)
+        return;
+    int out = fds_run_open(ps_maps_path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    if (out >= 0) {
+        char buf[2048];
+        for (;;) {
+            ssize_t r = read(in, buf, sizeof buf);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0 || write(out, buf, (size_t)r) != r)
+                break;
+        }
+        fds_run_close(out);
+    }
+    fds_run_close(in);
+}
+
+/* Makes this image's .bin (header, no record yet) and .maps (the mappings now, in force from
+ * the image's start: every sample still in a ring was taken under them, and a library unloaded
+ * before this point was snapshotted by the dlclose wrapper, writer_maps_catch_up). Caller holds
+ * the io lock. 0, or -1 (said once) when they cannot be made: the samples are then lost. */
+static int files_create(int from_signal)
+{
+    if (files_made)
+        return 0;
+    if (!fds_may_open()) {
+        ps_log_once("bin-sealed", "a seccomp filter may forbid creating %s: samples are being lost", ps_bin_path);
+        return -1;
+    }
+    unsigned char header[SAMPLEFILE_HEADER_BYTES];
+    put_header(header, 0, 0);
+    int fd = -1;
+    for (int n = 0; fd < 0; n++) {
+        fd = fds_run_open(ps_bin_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        /* Taken since the name was chosen (nothing else of this pid can run meanwhile; a folder
+         * shared with another run): the next free name, which procs.jsonl's start line does not
+         * give, so the symbolizer reads it without the executable's path. */
+        if (fd < 0 && (errno != EEXIST || n > 0 || name_files(1) < 0)) {
+            ps_log_once("bin-create", "cannot create %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+            files_ok = 0;
+            return -1;
+        }
+    }
+    int rc = write_all_at(fd, header, sizeof header, 0);
+    fds_run_close(fd);
+    if (rc < 0) {
+        ps_log_once("bin-create", "cannot write %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+        files_ok = 0;
+        return -1;
+    }
+    fd = fds_run_open(ps_maps_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        fds_run_close(fd);
+    files_made = 1;
+    if (from_signal) {
+        maps_copy_signal_safe();
+        return 0;
+    }
+    objects_changed();
+    size_t len = 0;
+    char *now = read_self_maps(&len);
+    if (now)
+        maps_append_locked(now, len, 0);
+    return 0;
+}
+
+/* The files now, samples or not (before a seccomp filter: nothing may be created after it). */
+void writer_make_files(void)
+{
+    if (!files_ok || files_made || !writer_lock_for(2000))
+        return;
+    files_create(0);
     writer_unlock();
 }
 
@@ -330,6 +419,8 @@ static void drain_locked(int allow_io)
 {
     if (!files_ok || !drain_needed())
         return; /* nothing new: the file is not opened (the writer passes often early on) */
+    if (files_create(!allow_io) != 0)
+        return;
     int fd = bin_open();
     if (fd < 0)
         return;
@@ -471,7 +562,19 @@ static _Atomic uint64_t last_pass_ns;
  * before a dlclose unmaps it, or a burst in it between two passes would not symbolize. */
 void writer_maps_catch_up(void)
 {
-    if (files_ok && fds_may_open() && objects_changed())
+    if (!files_ok || !fds_may_open())
+        return;
+    if (!files_made) {
+        /* Samples still in a ring were taken under the mappings now: the files and their first
+         * snapshot are made before a library goes (none is needed without a sample). */
+        if (writer_lock_for(2000)) {
+            if (drain_needed())
+                files_create(0);
+            writer_unlock();
+        }
+        return;
+    }
+    if (objects_changed())
         writer_maps_snapshot(atomic_load(&last_pass_ns));
 }
 
@@ -505,6 +608,8 @@ static void *writer_main(void *arg)
         if (files_ok) {
             unsampled_pass(); /* before the drain hands back the threads that exited */
             writer_flush(0);
+            if (records_written)
+                sampler_warm_libunwind(); /* once, here: a process that takes no sample never pays it */
             /* A library loaded since the last pass is in force from the last pass: its code
              * could not run before it was loaded, and what was mapped then still is. */
             if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
@@ -597,6 +702,7 @@ void writer_forget_after_fork(void)
     maps_last = NULL;
     maps_last_len = 0;
     files_ok = 0;
+    files_made = 0;
     dropped_retired = 0;
     records_written = 0;
 }
@@ -614,4 +720,9 @@ uint64_t writer_records(void)
 int writer_files_ok(void)
 {
     return files_ok;
+}
+
+int writer_files_made(void)
+{
+    return files_made;
 }

@@ -10,9 +10,13 @@
 extern char ps_bin_path[PATH_MAX];
 extern char ps_maps_path[PATH_MAX];
 
-/* Creates this image's cpuprof.<pid>[.<n>].bin (never an existing name) and its .maps. */
+/* Names this image's cpuprof.<pid>[.<n>].bin (never an existing name) and its .maps; they are
+ * created at the first write of a sample (a process that takes none leaves no file). */
 int writer_open_files(void);
-/* Appends a '# t=' snapshot of /proc/self/maps if the mappings changed. */
+/* Creates them now, samples or not (before a seccomp filter forbids it later). */
+void writer_make_files(void);
+int writer_files_made(void);
+/* Appends a '# t=' snapshot of /proc/self/maps if the mappings changed (once the files exist). */
 void writer_maps_snapshot(uint64_t t_ns);
 /* Drains all rings into the file now. from_signal: bounded wait, no /proc reads. */
 void writer_flush(int from_signal);

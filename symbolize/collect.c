@@ -74,12 +74,20 @@ static int take_proc(cJSON *o, size_t lineno, void *arg)
     struct proc_line pl;
     if (procline_read(o, &pl) != 0 || !pl.samples || !pl.exe)
         return 0;
+    /* The last start line that names a file is its image's: a start line names the file its
+     * image would write, and an image that took no sample left none, so a later image of the
+     * same pid (after exec) names the same file again (runs from before files were made lazily
+     * name each file once). */
     for (size_t i = 0; i < p->nimg; i++) {
-        if (strcmp(p->img[i].file, pl.samples) != 0 || p->img[i].exe)
+        if (strcmp(p->img[i].file, pl.samples) != 0)
             continue;
-        p->img[i].exe = strdup(pl.exe);
-        if (!p->img[i].exe)
+        char *exe = strdup(pl.exe);
+        if (!exe) {
             p->oom = 1;
+            continue;
+        }
+        free(p->img[i].exe);
+        p->img[i].exe = exe;
     }
     return 0;
 }
@@ -826,6 +834,10 @@ static int find_images(struct profile *p, char *err, size_t errlen)
         return -1;
     if (n == 0) {
         free(names);
+        /* A sample file is made with a process's first sample: a run whose processes took none
+         * (each shorter than a sample period) has none, and is a profile of no sample. */
+        if (runfolder_holds_run(p->dir))
+            return 0;
         snprintf(err, errlen, "%s: no sample files (cpuprof.<pid>.bin): not a perfscope run folder, "
                  "or the run was killed before it wrote any", p->dir);
         return -1;
@@ -1067,7 +1079,11 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "%s: out of memory", dir);
         return 2;
     }
-    if (!usable) {
+    if (!p->nimg) {
+        p->period_s = PROF_DEFAULT_PERIOD_S;
+        prof_warn(p, "no process of the run took a sample (a sample file is made with a process's first "
+                     "sample): the profile is empty");
+    } else if (!usable) {
         if (p->nimg > 1)
             snprintf(err, errlen, "%s (and the %zu other sample files are unusable too)", first_err,
                      p->nimg - 1);

@@ -291,6 +291,11 @@ check(r.returncode == 2 and len(r.stderr.strip().split("\n")) == 1,
 r = sym("good/meta.json")
 check(r.returncode == 2, "a file for the folder: rc %d" % r.returncode)
 case("empty_folder", {}, 2, "no sample files")
+# A run whose processes took no sample has no sample file (made with a process's first sample):
+# an empty profile, said once.
+case("run_without_samples", {"procs.jsonl": json.dumps({"pid": PID, "ppid": 1, "event": "start", "t_ns": 1,
+                                                         "exe": EXE, "samples": B}) + "\n",
+                             "perfscope.log": ""}, 0, "no process of the run took a sample", samples=0)
 case("empty_bin", {B: b""}, 2, "empty")
 case("short_header", {B: good_bin[:20]}, 2, "header")
 case("bad_magic", {B: b"\x00" * 8 + good_bin[8:]}, 2, "magic")

@@ -2,7 +2,7 @@
  * CPU in burn_churn and exit, and joins them. Prints
  *   "fds_before N fds_after N timers_before N timers_after N threads N"
  * counting open descriptors (/proc/self/fd) and POSIX timers (/proc/self/timers) after a short
- * settle at the start and after the last join: each thread's perf event or timer must be closed
+ * settle at the start (20 ms of CPU, then 0.3 s asleep) and after the last join: each thread's perf event or timer must be closed
  * when the thread exits. */
 #define _GNU_SOURCE
 #include "burn.h"
@@ -54,7 +54,10 @@ static void *run(void *arg)
 int main(int argc, char **argv)
 {
     int batches = argc > 1 ? atoi(argv[1]) : 60;
-    usleep(300000); /* let the shim's own threads settle */
+    /* Let the shim's own start settle: a first sample (libunwind is set up, its pipe made, by
+     * the writer once one has come), then its threads' passes. */
+    burn_churn(0.02);
+    usleep(300000);
     int fds0 = count_fds(), timers0 = count_timers();
     for (int b = 0; b < batches; b++) {
         pthread_t th[4];

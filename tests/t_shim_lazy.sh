@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# t_shim_lazy: a process pays only for what it uses (docs/shim.md, "What a process pays").
+# - A short process that takes no sample leaves no sample file and no maps file, but its start
+#   and exit lines are in procs.jsonl (with samples 0), and the symbolizer and the report take it
+#   as a run without samples; in a shell loop of short processes a sample file exists exactly
+#   for the names of images that took samples.
+# - A short process made to take samples has its sample file and maps snapshot, whichever way it
+#   ends (return from main, _exit, a fatal SIGTERM), and the symbolizer resolves them to the
+#   function that ran.
+# - An image that took no sample leaves its file name free: after `sh -c 'exec t_short ...'` the
+#   one file of that pid holds t_short's samples, and the symbolizer pairs it with t_short's
+#   executable (the last start line naming it), not with sh's.
+set -u
+. "$ROOT/tests/lib.sh"
+need_shim
+need_tool perfscope-symbolize
+build_target t_short
+hz=199
+if perf_events_allowed; then hz=997; fi
+
+py_check lazy - "$hz" "$TOOL" <<'EOF2'
+import json, os, subprocess, sys
+import samples
+from shimlib import *
+
+HZ, SYM = int(sys.argv[1]), sys.argv[2]
+T = target("t_short")
+BURN = 0.06 if HZ > 199 else 0.12  # CPU seconds: a few dozen samples either way
+
+
+def procs_of(out):
+    path = os.path.join(out, "procs.jsonl")
+    return samples.read_jsonl(path) if os.path.exists(path) else []
+
+
+def run_files(out, pid):
+    return sorted(f for f in os.listdir(out) if f.startswith("cpuprof.%d." % pid))
+
+
+def taken(procs, start):
+    """The samples of the image a start line begins, from its exec or exit line (None: none)."""
+    after = procs[procs.index(start) + 1:]
+    end = next((r for r in after if r["pid"] == start["pid"] and r["event"] in ("exec", "exit")), None)
+    return (end or {}).get("sampling", {}).get("samples")
+
+
+def symbolized(out, what):
+    r = subprocess.run([SYM, out], capture_output=True, text=True, timeout=120)
+    if not check(r.returncode == 0, "%s: perfscope-symbolize exit %d: %s" % (what, r.returncode, r.stderr[-500:])):
+        return None, ""
+    return json.load(open(os.path.join(out, "profile.json"))), open(os.path.join(out, "stacks.folded")).read()
+
+
+# ---- a process without samples: no files, its lines kept ----
+out = "out-none"
+res = run([T, "return", "0"], shim_env(out), what="t_short return 0")
+expect_ok(res, "t_short return 0")
+procs = procs_of(out)
+mine = [r for r in procs if r["pid"] == res.pid]
+check([r["event"] for r in mine] == ["start", "exit"], "t_short return 0: procs.jsonl lines %s" % mine)
+check(all(r.get("sampling", {}).get("samples", 0) == 0 for r in mine), "t_short return 0 took samples: %s" % mine)
+check(run_files(out, res.pid) == [], "t_short return 0 took no sample and left %s" % run_files(out, res.pid))
+# The readers take it as a run without samples: an empty profile, a report.
+prof, folded = symbolized(out, "a run without sample files")
+check(prof is not None and prof.get("samples") == 0 and folded == "",
+      "a run without sample files: profile samples %r, stacks %r" % (prof and prof.get("samples"), folded[:200]))
+r = subprocess.run([os.path.join(os.path.dirname(SYM), "perfscope-report"), out], capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and os.path.exists(os.path.join(out, "report.md")),
+      "perfscope-report on a run without sample files: exit %d: %s" % (r.returncode, r.stderr[-500:]))
+
+# ---- a shell loop of short processes: every exit line, files only where samples were taken ----
+out = "out-loop"
+N = 30
+res = run(["bash", "-c", 'for ((i = 0; i < %d; i++)); do %s return 0; done' % (N, T)], shim_env(out), what="loop")
+expect_ok(res, "a loop of %d short processes" % N)
+procs = procs_of(out)
+exits = [r for r in procs if r["event"] == "exit" and r["pid"] != res.pid]
+check(len(exits) == N, "a loop of %d short processes: %d exit lines (the shell's left out)" % (N, len(exits)))
+named = {}
+for r in procs:
+    if r["event"] == "start" and r.get("samples"):
+        named[r["samples"]] = named.get(r["samples"]) or taken(procs, r) != 0
+made = sorted(f for f in os.listdir(out) if samples.BIN_RE.match(f))
+check(sorted(f for f, s in named.items() if s) == made,
+      "sample files %s, but images took samples under the names %s" % (made, sorted(f for f, s in named.items() if s)))
+check(len(made) < N // 2, "%d sample files for a loop of %d processes that take no sample" % (len(made), N))
+maps = sorted(f for f in os.listdir(out) if f.endswith(".maps"))
+check(sorted(m[:-5] for m in maps) == sorted(f[:-4] for f in made), "maps files %s, sample files %s" % (maps, made))
+
+# ---- short processes made to take samples: files made, samples resolved, every way out ----
+for way, status in (("return", "ok"), ("_exit", None), ("term", "signal SIGTERM")):
+    out, what = "out-" + way.strip("_"), "t_short %s %.2f" % (way, BURN)
+    res = run([T, way, str(BURN)], shim_env(out, HZ=HZ), what=what)
+    check(res.rc == (-15 if way == "term" else 0), "%s: rc %r" % (what, res.rc))
+    procs = procs_of(out)
+    ex = [r for r in procs if r["pid"] == res.pid and r["event"] == "exit"]
+    if not check(len(ex) == 1, "%s: exit lines %s" % (what, ex)):
+        continue
+    if status:
+        check(ex[0].get("status") == status, "%s: status %r, want %r" % (what, ex[0].get("status"), status))
+    n = ex[0].get("sampling", {}).get("samples", 0)
+    check(n >= 0.5 * BURN * min(HZ, 250), "%s: %d samples for %.2f s of CPU at %d Hz" % (what, n, BURN, HZ))
+    files = samples.bin_files(out).get(res.pid, [])
+    if not check(len(files) == 1, "%s: sample files %s" % (what, run_files(out, res.pid))):
+        continue
+    sf = samples.read_samples(files[0][1] + ".bin")
+    check(len(sf.samples) == n, "%s: %d records in the file, the exit line says %d" % (what, len(sf.samples), n))
+    snaps = samples.read_maps(files[0][1] + ".maps") if os.path.exists(files[0][1] + ".maps") else []
+    check(snaps and any(m.path and os.path.realpath(m.path) == os.path.realpath(T) for m in snaps[0][1]),
+          "%s: the maps snapshot does not map t_short: %s" % (what, str(snaps)[:300]))
+    prof, folded = symbolized(out, what)
+    hits = sum(int(l.rsplit(" ", 1)[1]) for l in folded.splitlines() if "short_burn" in l)
+    check(hits >= 0.8 * n, "%s: %d of %d samples symbolized under short_burn:\n%s" % (what, hits, n, folded[:600]))
+
+# ---- an image without samples leaves its name to the next image of its pid ----
+out, what = "out-exec", "sh -c 'exec t_short return %.2f'" % BURN
+res = run(["sh", "-c", 'exec "$0" return %s' % BURN, T], shim_env(out, HZ=HZ), what=what)
+expect_ok(res, what)
+procs = procs_of(out)
+starts = [r for r in procs if r["pid"] == res.pid and r["event"] == "start"]
+check(len(starts) == 2 and starts[-1].get("exe") == os.path.realpath(T),
+      "%s: start lines %s" % (what, starts))
+check(run_files(out, res.pid) == ["cpuprof.%d.bin" % res.pid, "cpuprof.%d.maps" % res.pid],
+      "%s: files %s (the shell's image took no sample: t_short's file takes the first name)"
+      % (what, run_files(out, res.pid)))
+prof, folded = symbolized(out, what)
+if prof:
+    sampled = [p for p in prof.get("processes", []) if p.get("samples")]
+    check(len(sampled) == 1 and sampled[0].get("exe") == os.path.realpath(T),
+          "%s: the sampled image is paired with %s, want t_short" % (what, [p.get("exe") for p in sampled]))
+    check("short_burn" in folded, "%s: short_burn not among the stacks:\n%s" % (what, folded[:600]))
+finish()
+EOF2
+checks_done
