@@ -120,8 +120,9 @@ section=$work/section.md
   echo "Written by \`bench/symbolize.sh\` (run by \`make bench\` after the pairs above, or alone) on $(date -u +%Y-%m-%d), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), SYMBOLIZE_N=$N."
   echo "Synthetic run folders (\`bench/symbolize_gen.py\`): 30-frame stacks whose addresses lie in libc,"
   echo "libstdc++ and libm (resolved through libdwfl, with libc's separate debug info when installed),"
-  echo "8 threads (a call path runs on one), 3 phases. Best of 3 runs of the whole tool (read and"
-  echo "resolve on one thread, then the four outputs written by three): wall time, CPU time (user +"
+  echo "8 threads (a call path runs on one), 3 phases. Best of 3 runs of the whole tool (the samples"
+  echo "read on one thread while another resolves new stacks, then the five outputs written by three):"
+  echo "wall time, CPU time (user +"
   echo "system, all threads), peak RSS from GNU time, and the 1-minute load average when the row was"
   echo "measured: on a shared machine the wall time includes waiting for the CPU."
   echo

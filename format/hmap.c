@@ -116,6 +116,62 @@ uint64_t *hmap_get(struct hmap *m, const uint64_t *key, int *is_new)
     return &m->vals[j];
 }
 
+/* ---- id map ---- */
+
+static size_t idmap_home(uint64_t key, size_t slots)
+{
+    key *= 0x9e3779b97f4a7c15ULL;
+    return (size_t)(key ^ key >> 29) & (slots - 1);
+}
+
+uint32_t idmap_find(const struct idmap *m, uint64_t key)
+{
+    if (!m->slots)
+        return 0;
+    for (size_t j = idmap_home(key, m->slots); m->slot[j].id; j = (j + 1) & (m->slots - 1))
+        if (m->slot[j].key == key)
+            return m->slot[j].id;
+    return 0;
+}
+
+static int idmap_grow(struct idmap *m)
+{
+    size_t slots = m->slots ? m->slots * 2 : 4096;
+    struct idmap_slot *v = calloc(slots, sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < m->slots; i++) {
+        if (!m->slot[i].id)
+            continue;
+        size_t j = idmap_home(m->slot[i].key, slots);
+        while (v[j].id)
+            j = (j + 1) & (slots - 1);
+        v[j] = m->slot[i];
+    }
+    free(m->slot);
+    m->slot = v;
+    m->slots = slots;
+    return 0;
+}
+
+int idmap_put(struct idmap *m, uint64_t key, uint32_t id)
+{
+    if (!id || ((m->n + 1) * 2 > m->slots && idmap_grow(m) != 0)) /* at most half full */
+        return -1;
+    size_t j = idmap_home(key, m->slots);
+    while (m->slot[j].id)
+        j = (j + 1) & (m->slots - 1);
+    m->slot[j] = (struct idmap_slot){key, id, 0};
+    m->n++;
+    return 0;
+}
+
+void idmap_free(struct idmap *m)
+{
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
 /* ---- string pool ---- */
 
 static uint64_t hash_str(const char *s)

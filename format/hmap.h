@@ -1,5 +1,6 @@
-/* hmap.h: the symbolizer's two containers: a hash map from fixed-size keys (1..4 u64 words)
- * to a u64 value, and a string pool that gives each distinct string one small id. Everything
+/* hmap.h: the symbolizer's containers: a hash map from fixed-size keys (1..4 u64 words)
+ * to a u64 value, an id map (a compact index from a u64 key to a u32 id), and a string pool
+ * that gives each distinct string one small id. Everything
  * the symbolizer counts or caches goes through these, so memory grows with distinct keys
  * (addresses, stacks, functions), never with samples. They must never abort: an allocation
  * failure is returned to the caller, which reports it as "out of memory". */
@@ -36,6 +37,30 @@ static inline const uint64_t *hmap_key(const struct hmap *m, size_t slot)
 }
 
 uint64_t hmap_hash(const uint64_t *words, size_t n);
+
+/* ---- id map: a u64 key to a nonzero u32 id, one 16-byte slot per entry, so a lookup in a
+ * big map touches one cache line (a hmap's keys, values and used flags are three). For indexes
+ * that are looked up, never iterated (their slot order is not kept across growth). ---- */
+
+struct idmap_slot {
+    uint64_t key;
+    uint32_t id;       /* 0: empty */
+    uint32_t spare;
+};
+
+struct idmap {
+    struct idmap_slot *slot;
+    size_t slots, n;
+};
+
+/* The id of key, 0 when absent. Read-only: maps may be read side by side. */
+uint32_t idmap_find(const struct idmap *m, uint64_t key);
+
+/* Adds key (not present yet) with id (nonzero): 0, or -1 when out of memory (the map is
+ * unchanged then). */
+int idmap_put(struct idmap *m, uint64_t key, uint32_t id);
+
+void idmap_free(struct idmap *m);
 
 /* ---- string pool: id 0 is always "" ---- */
 

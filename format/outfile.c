@@ -11,6 +11,7 @@
 int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen)
 {
     o->f = NULL;
+    o->buf = NULL;
     int n = snprintf(o->path, sizeof o->path, "%s", path);
     int m = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof o->path || m < 0 || (size_t)m >= sizeof o->tmp) {
@@ -21,6 +22,11 @@ int outfile_open_path(struct outfile *o, const char *path, char *err, size_t err
     if (!o->f) {
         snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(errno));
         return -1;
+    }
+    o->buf = malloc(OUTFILE_BUFFER_BYTES);
+    if (o->buf && setvbuf(o->f, o->buf, _IOFBF, OUTFILE_BUFFER_BYTES) != 0) {
+        free(o->buf);
+        o->buf = NULL;
     }
     return 0;
 }
@@ -57,6 +63,8 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
         saved = errno;
     }
     o->f = NULL;
+    free(o->buf);
+    o->buf = NULL;
     if (bad) {
         snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(saved ? saved : EIO));
         unlink(o->tmp);
@@ -76,6 +84,8 @@ void outfile_abort(struct outfile *o)
         fclose(o->f);
         o->f = NULL;
     }
+    free(o->buf);
+    o->buf = NULL;
     unlink(o->tmp);
 }
 

@@ -8,8 +8,13 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
+/* The stream's buffer: big writes (trace.json runs to hundreds of MB) in few system calls,
+ * not one per 4 KiB. */
+#define OUTFILE_BUFFER_BYTES (1u << 20)
+
 struct outfile {
     FILE *f;
+    char *buf;         /* OUTFILE_BUFFER_BYTES, or NULL (stdio's own buffer then) */
     char path[4096];
     char tmp[4096 + 32];
 };

@@ -3,10 +3,16 @@
  * process's perf map (perfmap.c) and the files' symbols (symtab.c), each sample counted under
  * its phase group (phases.c), thread and stack.
  *
+ * New stacks are resolved on a thread of its own (the resolver) while the samples are still being
+ * read, one after another in the order they were first seen, so nodes, locations and functions
+ * are numbered as if resolved on the spot; its warnings follow the reading's.
+ *
  * It must never hold more than one block of sample records (samples.c), never resolve a raw stack
  * it has already resolved (the stack cache), never look a sample's count up again while the
- * samples of a stack keep to one thread and phase (the cache's pending count), and never stop on
- * one bad file when others are usable. */
+ * samples of a stack keep to one thread and phase (the cache's pending count), never let the
+ * resolver touch what the reading uses (the cache's slots, the counts) nor the reading what the
+ * resolver uses (the symbol table, the call tree), and never stop on one bad file when others
+ * are usable. */
 #include "profile.h"
 #include "procline.h"
 #include "phasegroups.h"
@@ -22,12 +28,16 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define STACK_CACHE_WORDS (8u << 20) /* 64 MiB of cached raw stacks at most */
+
+/* Set on the resolver's thread: its warnings go to p->rwarnings until it is done. */
+static __thread int in_resolver;
 
 void prof_warn(struct profile *p, const char *fmt, ...)
 {
@@ -37,9 +47,13 @@ void prof_warn(struct profile *p, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     utf8_sanitize(line);
-    p->nwarnings++;
-    if (p->warnings && cJSON_GetArraySize(p->warnings) < PROF_WARNINGS_KEPT)
-        cJSON_AddItemToArray(p->warnings, cJSON_CreateString(line));
+    cJSON *to = in_resolver ? p->rwarnings : p->warnings;
+    if (in_resolver)
+        p->rnwarnings++;
+    else
+        p->nwarnings++;
+    if (to && cJSON_GetArraySize(to) < PROF_WARNINGS_KEPT)
+        cJSON_AddItemToArray(to, cJSON_CreateString(line));
 }
 
 /* ---- meta.json and procs.jsonl (both optional) ---- */
@@ -200,58 +214,18 @@ static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample
     return (uint32_t)p->nthr++;
 }
 
-static size_t node_slot_of(uint64_t key, size_t slots)
-{
-    key *= 0x9e3779b97f4a7c15ULL;
-    return (size_t)(key ^ key >> 29) & (slots - 1);
-}
-
-static int node_index_grow(struct node_index *ix)
-{
-    size_t slots = ix->slots ? ix->slots * 2 : 4096;
-    struct node_slot *v = calloc(slots, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < ix->slots; i++) {
-        if (!ix->slot[i].node)
-            continue;
-        size_t j = node_slot_of(ix->slot[i].key, slots);
-        while (v[j].node)
-            j = (j + 1) & (slots - 1);
-        v[j] = ix->slot[i];
-    }
-    free(ix->slot);
-    ix->slot = v;
-    ix->slots = slots;
-    return 0;
-}
-
 /* The child of parent at loc, or 0 (read-only: the writers use it side by side). */
-static uint32_t node_index_find(const struct node_index *ix, uint32_t parent, uint32_t loc)
+static uint32_t node_index_find(const struct idmap *ix, uint32_t parent, uint32_t loc)
 {
-    if (!ix->slots)
-        return 0;
-    uint64_t key = (uint64_t)parent << 32 | loc;
-    for (size_t j = node_slot_of(key, ix->slots); ix->slot[j].node; j = (j + 1) & (ix->slots - 1))
-        if (ix->slot[j].key == key)
-            return ix->slot[j].node;
-    return 0;
+    return idmap_find(ix, (uint64_t)parent << 32 | loc);
 }
 
 static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
 {
-    struct node_index *ix = &p->node_idx;
-    if ((ix->n + 1) * 2 > ix->slots && node_index_grow(ix) != 0) {
-        p->oom = 1;
-        return 0;
-    }
     uint64_t key = (uint64_t)parent << 32 | loc;
-    size_t j = node_slot_of(key, ix->slots);
-    while (ix->slot[j].node) {
-        if (ix->slot[j].key == key)
-            return ix->slot[j].node;
-        j = (j + 1) & (ix->slots - 1);
-    }
+    uint32_t node = idmap_find(&p->node_idx, key);
+    if (node)
+        return node;
     if (p->nnodes == p->capnodes) {
         size_t cap = p->capnodes * 2;
         struct prof_node *v = realloc(p->nodes, cap * sizeof *v);
@@ -262,13 +236,11 @@ static uint32_t child_node(struct profile *p, uint32_t parent, uint32_t loc)
         p->nodes = v;
         p->capnodes = cap;
     }
-    if (p->nnodes >= UINT32_MAX) {
+    if (p->nnodes >= UINT32_MAX || idmap_put(&p->node_idx, key, (uint32_t)p->nnodes) != 0) {
         p->oom = 1;
         return 0;
     }
     p->nodes[p->nnodes] = (struct prof_node){parent, loc};
-    ix->slot[j] = (struct node_slot){key, (uint32_t)p->nnodes, 0};
-    ix->n++;
     return (uint32_t)p->nnodes++;
 }
 
@@ -538,7 +510,7 @@ static uint32_t pseudo_root(struct profile *p, uint32_t *node, const char *name)
  * stands for stacks of one depth, so for one answer to whether the stack was cut). The stack
  * rules (profile.h): the shim's frames are left out, a stack as deep as its file's max_frames
  * hangs under [truncated], one left with no frame is [perfscope]. f must not point into the
- * cache (an insertion may move it). */
+ * callers cache (an insertion may move it). */
 static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, const uint64_t *f,
                               uint32_t n)
 {
@@ -548,16 +520,16 @@ static uint32_t resolve_stack(struct profile *p, uint32_t image, uint32_t snap, 
     if (n > 1) {
         size_t where;
         uint64_t hc = stack_hash(head, f + 1, (n - 1) | SC_CALLERS);
-        uint32_t c = sc_find(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
+        uint32_t c = sc_find(&p->callers, hc, head, f + 1, (n - 1) | SC_CALLERS, &where);
         if (c) {
-            parent = (uint32_t)p->sc.words[c - 1 + 2];
+            parent = (uint32_t)p->callers.words[c - 1 + 2];
         } else {
             for (uint32_t i = n; i-- > 1;) {
                 uint32_t loc = resolve_frame(p, image, snap, f[i], 1);
                 if (loc != PROF_LOC_LEFT_OUT)
                     parent = child_node(p, parent, loc);
             }
-            sc_add(&p->sc, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
+            sc_add(&p->callers, hc, head, f + 1, (n - 1) | SC_CALLERS, parent);
         }
     }
     uint32_t loc = resolve_frame(p, image, snap, f[0], 0);
@@ -594,6 +566,139 @@ static void want_modules(struct profile *p, const struct prof_image *img, uint32
     }
 }
 
+/* ---- the resolver ---- */
+
+/* The reading adds stacks to p->sc (unresolved) and publishes how far the entries go; the
+ * resolver resolves each published entry in order and writes its node into the entry's node
+ * word, which the reading never reads (it only compares frames and keeps counts). So the
+ * entries must never move: the cache's words are allocated at their bound up front (untouched
+ * pages cost no memory). */
+#define RS_WAKE_BATCH 64 /* new stacks that wait before a resting resolver is woken (the rest
+                          * wait for the end of the reading) */
+
+struct resolver {
+    struct profile *p;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t published;   /* words of p->sc up to which entries are complete (the reading's) */
+    size_t published_n; /* entries up to there */
+    size_t waiting;     /* entries published since the resolver was last seen awake */
+    int resting, stop;
+};
+
+static void *resolver_run(void *arg)
+{
+    struct resolver *rs = arg;
+    struct profile *p = rs->p;
+    struct stack_cache *c = &p->sc;
+    uint64_t f[SAMPLEFILE_MAX_FRAMES];
+    in_resolver = 1;
+    size_t at = 0;
+    pthread_mutex_lock(&rs->mu);
+    for (;;) {
+        while (at == rs->published && !rs->stop) {
+            rs->resting = 1;
+            pthread_cond_wait(&rs->cv, &rs->mu);
+            rs->resting = 0;
+        }
+        size_t end = rs->published;
+        if (at == end)
+            break;
+        pthread_mutex_unlock(&rs->mu);
+        while (at < end && !p->oom) {
+            uint64_t *e = c->words + at;
+            uint32_t n = (uint32_t)e[1];
+            memcpy(f, e + SC_HEAD, n * sizeof *f);
+            e[2] = resolve_stack(p, (uint32_t)(e[0] >> 32), (uint32_t)e[0], f, n);
+            at += SC_HEAD + n;
+        }
+        pthread_mutex_lock(&rs->mu);
+        if (p->oom)
+            break;
+    }
+    pthread_mutex_unlock(&rs->mu);
+    return NULL;
+}
+
+/* Starts the resolver: 0, or -1 (stacks are then resolved after the last sample, sc_settle). */
+static int resolver_start(struct profile *p)
+{
+    struct resolver *rs = calloc(1, sizeof *rs);
+    uint64_t *words = malloc((size_t)STACK_CACHE_WORDS * sizeof *words);
+    p->rwarnings = cJSON_CreateArray();
+    if (!rs || !words || !p->rwarnings || pthread_mutex_init(&rs->mu, NULL) != 0) {
+        free(rs);
+        free(words);
+        return -1;
+    }
+    if (pthread_cond_init(&rs->cv, NULL) != 0) {
+        pthread_mutex_destroy(&rs->mu);
+        free(rs);
+        free(words);
+        return -1;
+    }
+    rs->p = p;
+    p->sc.words = words;
+    p->sc.cap = STACK_CACHE_WORDS;
+    if (pthread_create(&rs->th, NULL, resolver_run, rs) != 0) {
+        pthread_cond_destroy(&rs->cv);
+        pthread_mutex_destroy(&rs->mu);
+        free(rs);
+        return -1; /* the words stay the cache's */
+    }
+    p->rs = rs;
+    return 0;
+}
+
+/* The entries added since the last call are the resolver's to resolve (once a batch of
+ * samples); a resting resolver is woken once RS_WAKE_BATCH of them wait. */
+static void resolver_publish(struct profile *p)
+{
+    struct resolver *rs = p->rs;
+    if (rs->published == p->sc.used)
+        return;
+    pthread_mutex_lock(&rs->mu);
+    rs->waiting += p->sc.n - rs->published_n;
+    rs->published = p->sc.used;
+    rs->published_n = p->sc.n;
+    if (!rs->resting)
+        rs->waiting = 0; /* it will see them before it rests */
+    else if (rs->waiting >= RS_WAKE_BATCH) {
+        rs->waiting = 0;
+        pthread_cond_signal(&rs->cv);
+    }
+    pthread_mutex_unlock(&rs->mu);
+}
+
+/* Waits for the resolver to resolve every published entry and ends it; its warnings then
+ * follow the reading's. Idempotent. */
+static void resolver_finish(struct profile *p)
+{
+    struct resolver *rs = p->rs;
+    if (!rs)
+        return;
+    pthread_mutex_lock(&rs->mu);
+    rs->published = p->sc.used;
+    rs->stop = 1;
+    pthread_cond_signal(&rs->cv);
+    pthread_mutex_unlock(&rs->mu);
+    pthread_join(rs->th, NULL);
+    pthread_cond_destroy(&rs->cv);
+    pthread_mutex_destroy(&rs->mu);
+    free(rs);
+    p->rs = NULL;
+    cJSON *w;
+    while (p->rwarnings && (w = cJSON_DetachItemFromArray(p->rwarnings, 0)) != NULL) {
+        if (p->warnings && cJSON_GetArraySize(p->warnings) < PROF_WARNINGS_KEPT)
+            cJSON_AddItemToArray(p->warnings, w);
+        else
+            cJSON_Delete(w);
+    }
+    p->nwarnings += p->rnwarnings;
+    p->rnwarnings = 0;
+}
+
 /* After the last sample: every cached stack resolved, in the order the stacks were first seen
  * (so nodes, locations and functions are numbered as if resolved on the spot), then every
  * count, pending or set aside, into p->counts under its node. */
@@ -608,7 +713,7 @@ static int sc_settle(struct profile *p)
         uint32_t n = (uint32_t)e[1];
         memcpy(f, e + SC_HEAD, n * sizeof *f);
         uint32_t node = resolve_stack(p, (uint32_t)(e[0] >> 32), (uint32_t)e[0], f, n);
-        c->words[at + 2] = node; /* re-read: resolving may have moved the words */
+        c->words[at + 2] = node;
     }
     if (p->oom)
         return -1;
@@ -847,9 +952,13 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
             int rc2;
             if (entry) {
                 rc2 = count_sample(p, entry, key);
+                spill_add(&p->spill, sp->time_ns, thread, 0, entry);
             } else {
+                resolver_finish(p); /* the stacks before this one first */
                 dwprefetch_finish(&p->dwp);
-                rc2 = add_count(p, key, resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes), 1);
+                uint32_t node = resolve_stack(p, image, b[k].snap, sp->frames, sp->nframes);
+                rc2 = add_count(p, key, node, 1);
+                spill_add(&p->spill, sp->time_ns, thread, 1, node);
             }
             if (rc2 != 0) {
                 p->oom = 1;
@@ -861,6 +970,8 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
                 img->last_ns = sp->time_ns;
             img->samples++;
         }
+        if (p->rs)
+            resolver_publish(p);
         progress_samples(p->samples + img->samples); /* once a batch */
     }
     free(b);
@@ -900,8 +1011,14 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
     }
     p->st.trust_modified = p->trust_modified;
     p->st.symfs = p->symfs[0] ? p->symfs : NULL;
-    if (dwprefetch_start(&p->dwp) == 0) /* else files are opened when first resolved */
-        p->st.prefetch = &p->dwp;
+    /* The prefetcher opens the sampled files as the reading meets them; the resolver resolves
+     * the stacks meanwhile, taking each file from the prefetcher (or opening one the prefetcher
+     * has not started on itself), or, without the resolver, after the last sample. */
+    if (dwprefetch_start(&p->dwp) == 0)
+        p->st.prefetch = &p->dwp; /* else files are opened when first resolved */
+    const char *knob = getenv(PROF_RESOLVER_ENV);
+    if (!(knob && strcmp(knob, "0") == 0))
+        resolver_start(p); /* else (or when it cannot start) resolved after the last sample */
     p->nodes[0] = (struct prof_node){0, 0};
     p->nnodes = 1;
     struct stat sb;
@@ -935,6 +1052,9 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         progress_total(total);
     }
+    knob = getenv(PROF_SPILL_ENV);
+    if (!(knob && strcmp(knob, "0") == 0))
+        spill_open(&p->spill, dir); /* none: replay.c reads the sample files again */
     char first_err[512] = "";
     size_t usable = 0;
     uint64_t most = 0;
@@ -950,7 +1070,9 @@ int prof_collect(struct profile *p, const char *dir, char *err, size_t errlen)
         }
         usable++;
     }
+    resolver_finish(p);
     dwprefetch_finish(&p->dwp);
+    spill_flush(&p->spill);
     if (!p->oom && sc_settle(p) != 0)
         p->oom = 1;
     if (p->oom || p->st.oom) {
@@ -993,14 +1115,18 @@ void prof_free(struct profile *p)
     free(p->nodes);
     free(p->groups);
     hmap_free(&p->thr_idx);
-    free(p->node_idx.slot);
+    idmap_free(&p->node_idx);
     hmap_free(&p->counts);
     hmap_free(&p->frame_cache);
     hmap_free(&p->mod_memo);
     hmap_free(&p->want_memo);
     hmap_free(&p->ecounts);
+    resolver_finish(p);
     dwprefetch_free(&p->dwp);
     sc_free(&p->sc);
+    sc_free(&p->callers);
+    spill_close(&p->spill);
+    cJSON_Delete(p->rwarnings);
     phases_free(p->phases);
     runmeta_free(&p->meta);
     cJSON_Delete(p->warnings);

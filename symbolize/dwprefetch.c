@@ -37,13 +37,18 @@ static void *run(void *arg)
         if (d->next == d->n)
             break;
         size_t i = d->next++;
+        if (d->items[i].state != DWP_QUEUED)
+            continue; /* a taker opens it itself */
+        d->items[i].state = DWP_OPENING;
         char *path = d->items[i].path;
         uint64_t inode = d->items[i].inode;
         pthread_mutex_unlock(&d->mu);
         struct dw_file *dw = open_one(path, inode);
         pthread_mutex_lock(&d->mu);
         d->items[i].dw = dw;
+        d->items[i].state = DWP_DONE;
         d->opened += dw != NULL;
+        pthread_cond_broadcast(&d->done_cv);
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;
@@ -58,7 +63,13 @@ int dwprefetch_start(struct dwprefetch *d)
         pthread_mutex_destroy(&d->mu);
         return -1;
     }
+    if (pthread_cond_init(&d->done_cv, NULL) != 0) {
+        pthread_cond_destroy(&d->cv);
+        pthread_mutex_destroy(&d->mu);
+        return -1;
+    }
     if (pthread_create(&d->th, NULL, run, d) != 0) {
+        pthread_cond_destroy(&d->done_cv);
         pthread_cond_destroy(&d->cv);
         pthread_mutex_destroy(&d->mu);
         return -1;
@@ -89,7 +100,7 @@ void dwprefetch_want(struct dwprefetch *d, const char *path, uint64_t inode)
         d->items = v;
         d->cap = cap;
     }
-    d->items[d->n++] = (struct dwp_item){copy, inode, NULL};
+    d->items[d->n++] = (struct dwp_item){copy, inode, NULL, DWP_QUEUED};
     pthread_cond_signal(&d->cv);
     pthread_mutex_unlock(&d->mu);
 }
@@ -107,17 +118,26 @@ void dwprefetch_finish(struct dwprefetch *d)
 
 struct dw_file *dwprefetch_take(struct dwprefetch *d, const char *path, uint64_t inode)
 {
-    if (!d || !d->stop)
+    if (!d || !d->started)
         return NULL;
+    struct dw_file *dw = NULL;
+    pthread_mutex_lock(&d->mu);
     for (size_t i = 0; i < d->n; i++) {
         struct dwp_item *it = &d->items[i];
-        if (it->dw && it->inode == inode && strcmp(it->path, path) == 0) {
-            struct dw_file *dw = it->dw;
-            it->dw = NULL;
-            return dw;
+        if (it->inode != inode || strcmp(it->path, path) != 0)
+            continue;
+        if (it->state == DWP_QUEUED) {
+            it->state = DWP_DONE; /* not started: the caller opens it, the thread never will */
+            break;
         }
+        while (d->items[i].state == DWP_OPENING) /* by index: a want may move the items */
+            pthread_cond_wait(&d->done_cv, &d->mu);
+        dw = d->items[i].dw;
+        d->items[i].dw = NULL;
+        break;
     }
-    return NULL;
+    pthread_mutex_unlock(&d->mu);
+    return dw;
 }
 
 void dwprefetch_free(struct dwprefetch *d)
@@ -130,6 +150,7 @@ void dwprefetch_free(struct dwprefetch *d)
         free(d->items[i].path);
     }
     free(d->items);
+    pthread_cond_destroy(&d->done_cv);
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
     memset(d, 0, sizeof *d);

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FLAME_MAX_DEPTH 4096 /* physical frames are at most 256; inline chains add a few */
+#define FLAME_MAX_DEPTH 4096 /* call tree nodes of one stack: at most 256 frames and the [truncated]
+                             * mark, so the bound never cuts (group_tree's memo relies on it) */
 
 struct fnode {
     uint32_t parent, frame;
@@ -23,7 +24,7 @@ struct fnode {
 };
 
 struct flame {
-    struct hmap frame_idx;   /* (func, inline) -> frame id */
+    uint32_t *frame_of;      /* func * 2 + inline -> frame id + 1 (0: none yet) */
     uint32_t *frame_func;    /* frame id -> func */
     unsigned char *frame_inl;
     size_t nframes, capframes;
@@ -32,15 +33,9 @@ struct flame {
 
 static uint32_t frame_id(struct flame *fl, uint32_t func, int inl)
 {
-    uint64_t key[2] = {func, (uint64_t)inl};
-    int is_new;
-    uint64_t *slot = hmap_get(&fl->frame_idx, key, &is_new);
-    if (!slot) {
-        fl->oom = 1;
-        return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint32_t *slot = &fl->frame_of[(size_t)func * 2 + (inl != 0)];
+    if (*slot)
+        return *slot - 1;
     if (fl->nframes == fl->capframes) {
         size_t cap = fl->capframes ? fl->capframes * 2 : 256;
         uint32_t *f = realloc(fl->frame_func, cap * sizeof *f);
@@ -57,7 +52,7 @@ static uint32_t frame_id(struct flame *fl, uint32_t func, int inl)
     }
     fl->frame_func[fl->nframes] = func;
     fl->frame_inl[fl->nframes] = (unsigned char)inl;
-    *slot = fl->nframes;
+    *slot = (uint32_t)fl->nframes + 1;
     return (uint32_t)fl->nframes++;
 }
 
@@ -83,20 +78,15 @@ static void json_str(FILE *f, const char *s)
 struct gnodes {
     struct fnode *v;
     size_t n, cap;
-    struct hmap idx; /* (parent, frame) -> node */
+    struct idmap idx; /* parent << 32 | frame -> node (the root, node 0, is nobody's child) */
 };
 
 static uint32_t gchild(struct gnodes *g, struct flame *fl, uint32_t parent, uint32_t frame)
 {
-    uint64_t key[2] = {parent, frame};
-    int is_new;
-    uint64_t *slot = hmap_get(&g->idx, key, &is_new);
-    if (!slot) {
-        fl->oom = 1;
-        return 0;
-    }
-    if (!is_new)
-        return (uint32_t)*slot;
+    uint64_t key = (uint64_t)parent << 32 | frame;
+    uint32_t node = idmap_find(&g->idx, key);
+    if (node)
+        return node;
     if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 1024;
         struct fnode *v = realloc(g->v, cap * sizeof *v);
@@ -107,21 +97,27 @@ static uint32_t gchild(struct gnodes *g, struct flame *fl, uint32_t parent, uint
         g->v = v;
         g->cap = cap;
     }
+    if (g->n >= UINT32_MAX || idmap_put(&g->idx, key, (uint32_t)g->n) != 0) {
+        fl->oom = 1;
+        return 0;
+    }
     g->v[g->n] = (struct fnode){parent, frame, 0};
-    *slot = g->n;
     return (uint32_t)g->n++;
 }
 
 /* Adds the counts of group g: every (g, thread, stack) counter walked root first. Node 0 of
- * gn is the root (not written). */
+ * gn is the root (not written). memo (one slot per call tree node, zeroed here) remembers the
+ * flame node a call tree node came to in this group: a node's flame node depends only on its path,
+ * so a stack walks up only to its first ancestor already placed and down from there, making the
+ * same nodes and frames in the same order as walking every stack from the root would. */
 static void group_tree(const struct profile *p, struct flame *fl, uint32_t g, struct gnodes *gn,
-                       uint32_t *path)
+                       uint32_t *path, uint32_t *memo)
 {
     const struct symtab *st = &p->st;
-    gn->n = 0;
-    hmap_free(&gn->idx);
-    hmap_init(&gn->idx, 2);
-    gchild(gn, fl, UINT32_MAX, UINT32_MAX); /* the root */
+    idmap_free(&gn->idx);
+    memset(memo, 0, p->nnodes * sizeof *memo);
+    gn->v[0] = (struct fnode){UINT32_MAX, UINT32_MAX, 0}; /* the root */
+    gn->n = 1;
     for (size_t i = 0; i < p->counts.cap && !fl->oom; i++) {
         if (!p->counts.used[i])
             continue;
@@ -129,13 +125,15 @@ static void group_tree(const struct profile *p, struct flame *fl, uint32_t g, st
         if ((uint32_t)(k[0] & 0xffffffffu) != g)
             continue;
         size_t depth = 0;
-        for (uint32_t nd = (uint32_t)k[1]; nd != 0 && depth < FLAME_MAX_DEPTH; nd = p->nodes[nd].parent)
-            path[depth++] = p->nodes[nd].loc;
-        uint32_t cur = 0;
+        uint32_t nd = (uint32_t)k[1];
+        for (; nd != 0 && !memo[nd] && depth < FLAME_MAX_DEPTH; nd = p->nodes[nd].parent)
+            path[depth++] = nd;
+        uint32_t cur = nd != 0 && depth < FLAME_MAX_DEPTH ? memo[nd] : 0;
         while (depth-- > 0 && !fl->oom) {
-            const struct sym_loc *l = &st->locs[path[depth]];
+            const struct sym_loc *l = &st->locs[p->nodes[path[depth]].loc];
             for (uint32_t j = l->nlines; j-- > 0;)
                 cur = gchild(gn, fl, cur, frame_id(fl, st->lines[l->first + j].func, j + 1 < l->nlines));
+            memo[path[depth]] = cur;
         }
         if (!fl->oom)
             gn->v[cur].self += p->counts.vals[i];
@@ -169,19 +167,21 @@ static void write_frames(const struct profile *p, const struct flame *fl, FILE *
 int export_flame(const struct profile *p, char *err, size_t errlen)
 {
     struct flame fl = {0};
-    hmap_init(&fl.frame_idx, 2);
+    fl.frame_of = calloc(p->st.nfuncs ? 2 * p->st.nfuncs : 1, sizeof *fl.frame_of);
     struct gnodes gn = {0};
-    hmap_init(&gn.idx, 2);
+    gn.cap = 1024;
+    gn.v = malloc(gn.cap * sizeof *gn.v);
     uint32_t *path = malloc(FLAME_MAX_DEPTH * sizeof *path);
+    uint32_t *memo = malloc((p->nnodes ? p->nnodes : 1) * sizeof *memo);
     char *groups_text = NULL;
     size_t groups_len = 0;
     FILE *gf = open_memstream(&groups_text, &groups_len);
     int rc = -1;
-    if (!path || !gf)
+    if (!path || !memo || !gf || !fl.frame_of || !gn.v)
         goto oom;
     /* The groups first (they name the frames), into memory; then the file, frames before them. */
     for (uint32_t g = 0; g < p->ngroups && !fl.oom; g++) {
-        group_tree(p, &fl, g, &gn, path);
+        group_tree(p, &fl, g, &gn, path, memo);
         uint64_t total = 0;
         for (size_t i = 1; i < gn.n; i++)
             total += gn.v[i].self;
@@ -219,9 +219,10 @@ out:
         fclose(gf);
     free(groups_text);
     free(path);
+    free(memo);
     free(gn.v);
-    hmap_free(&gn.idx);
-    hmap_free(&fl.frame_idx);
+    idmap_free(&gn.idx);
+    free(fl.frame_of);
     free(fl.frame_func);
     free(fl.frame_inl);
     return rc;

@@ -168,14 +168,31 @@ static void value_type(struct writer *w, int field, const char *type, const char
     pb_sub(&w->top, field, &w->m1);
 }
 
-static void label(struct writer *w, const char *key, const char *str, int64_t num)
+/* A label by its strings' table indexes (str < 0: a number label). */
+static void label_ids(struct writer *w, int64_t key, int64_t str, int64_t num)
 {
-    pb_int(&w->m2, LABEL_KEY, sidx(w, key));
-    if (str)
-        pb_int(&w->m2, LABEL_STR, sidx(w, str));
+    pb_int(&w->m2, LABEL_KEY, key);
+    if (str >= 0)
+        pb_int(&w->m2, LABEL_STR, str);
     else
         pb_int(&w->m2, LABEL_NUM, num);
     pb_sub(&w->m1, SAMPLE_LABEL, &w->m2);
+}
+
+static void label(struct writer *w, const char *key, const char *str, int64_t num)
+{
+    int64_t k = sidx(w, key);
+    label_ids(w, k, str ? sidx(w, str) : -1, num);
+}
+
+/* The table index of a string met again and again (a label key, a group's or a thread's name),
+ * looked up once: *memo < 0 until then. The index is the one its first lookup gave, so the
+ * table comes out as if every use looked it up. */
+static int64_t sidx_memo(struct writer *w, int64_t *memo, const char *s)
+{
+    if (*memo < 0)
+        *memo = sidx(w, s);
+    return *memo;
 }
 
 /* The phases open around occurrence occ (those open when it began: its parents), outermost
@@ -326,6 +343,16 @@ static int write_all(struct writer *w, uint64_t *base)
     if (p->phases && p->phases->n && (replayed = occ_from_counts(p, &oc)) != 0)
         replayed = prof_replay(p, count_occ, &oc);
     const struct hmap *src = replayed == 0 ? &oc.counts : &p->counts;
+    /* The labels' strings, looked up once each: keys, group names, thread names. */
+    int64_t key_phase = -1, key_pid = -1, key_tid = -1, key_thread = -1;
+    int64_t *group_id = malloc((p->ngroups ? p->ngroups : 1) * sizeof *group_id);
+    int64_t *thread_id = malloc((p->nthr ? p->nthr : 1) * sizeof *thread_id);
+    if (!group_id || !thread_id)
+        w->top.oom = 1;
+    for (size_t g = 0; group_id && g < p->ngroups; g++)
+        group_id[g] = -1;
+    for (size_t t = 0; thread_id && t < p->nthr; t++)
+        thread_id[t] = -1;
     for (size_t i = 0; i < src->cap && !w->top.oom && !oc.oom; i++) {
         if (!src->used[i])
             continue;
@@ -341,15 +368,19 @@ static int write_all(struct writer *w, uint64_t *base)
         pb_varint(&w->packed, c);
         pb_varint(&w->packed, (uint64_t)((double)c * prof_thread_period(p, t) * 1e9 + 0.5));
         pb_sub(&w->m1, SAMPLE_VALUE, &w->packed);
-        label(w, "phase", p->groups[g].name, 0);
+        int64_t lk = sidx_memo(w, &key_phase, "phase");
+        label_ids(w, lk, sidx_memo(w, &group_id[g], p->groups[g].name), 0);
         if (occ >= 0)
             phase_labels(w, occ);
-        label(w, "pid", NULL, p->img[th->image].pid);
-        label(w, "tid", NULL, th->tid);
-        label(w, "thread", th->comm[0] ? th->comm : "?", 0);
+        label_ids(w, sidx_memo(w, &key_pid, "pid"), -1, p->img[th->image].pid);
+        label_ids(w, sidx_memo(w, &key_tid, "tid"), -1, th->tid);
+        lk = sidx_memo(w, &key_thread, "thread");
+        label_ids(w, lk, sidx_memo(w, &thread_id[t], th->comm[0] ? th->comm : "?"), 0);
         pb_sub(&w->top, PROFILE_SAMPLE, &w->m1);
         maybe_drain(w);
     }
+    free(group_id);
+    free(thread_id);
     hmap_free(&oc.counts);
     if (oc.oom)
         w->top.oom = 1;

@@ -282,7 +282,7 @@ static void emit_run(struct trace *t, uint32_t th, const struct run *r, uint64_t
     if (cut)
         o = PUT_LIT(o, ",\"truncated\":true");
     o = PUT_LIT(o, "}}");
-    fwrite(t->slice, 1, (size_t)(o - t->slice), t->of.f);
+    fwrite_unlocked(t->slice, 1, (size_t)(o - t->slice), t->of.f); /* the stream is this thread's */
 }
 
 static int sample_slice(void *arg, const struct replay_sample *s)

@@ -18,9 +18,11 @@
 #include "samples.h"
 #include "symtab.h"
 #include "dwprefetch.h"
+#include "spill.h"
 
 struct maps;
 struct perfmap;
+struct resolver;
 
 #define PROF_DEFAULT_PERIOD_S 0.005 /* a file whose header says hz 0: the reference's default */
 
@@ -78,19 +80,6 @@ struct stack_cache {
     int full;
 };
 
-/* The call tree's index: (parent, loc) -> child node, one 16-byte slot per entry, so a lookup
- * touches one cache line (resolving a new 30-frame stack makes 30 of them). */
-struct node_slot {
-    uint64_t key;              /* parent << 32 | loc */
-    uint32_t node;             /* 0: empty (node 0, the root, is nobody's child) */
-    uint32_t spare;
-};
-
-struct node_index {
-    struct node_slot *slot;
-    size_t slots, n;
-};
-
 /* The stack rules every output shares (collect.c applies them once, as stacks are built):
  *   - the shim's own frames (module SYM_SHIM_FILE) are left out: the profile never shows the
  *     profiler; a stack left with no frame at all is the one frame PROF_SHIM_ONLY;
@@ -115,15 +104,23 @@ struct profile {
     struct hmap thr_idx;       /* (image, tid) -> thread */
     struct prof_node *nodes;
     size_t nnodes, capnodes;
-    struct node_index node_idx; /* (parent, loc) -> node */
+    struct idmap node_idx;     /* parent << 32 | loc -> child node (node 0, the root, is
+                                * nobody's child): one cache line a lookup (a new 30-frame
+                                * stack makes 30 of them) */
     struct hmap counts;        /* (group | thread << 32, node) -> samples */
     struct hmap frame_cache;   /* (image << 32 | snapshot << 1 | ret, address) -> location */
-    struct stack_cache sc;
+    struct stack_cache sc;     /* the sampled stacks (read by the writers) */
+    struct stack_cache callers; /* stacks' callers alone (collect.c resolve_stack's own) */
+    struct resolver *rs;       /* the thread resolving new stacks while samples are read, or
+                                * NULL (collect.c) */
+    cJSON *rwarnings;          /* that thread's warnings, added after the reading's */
+    size_t rnwarnings;
     struct hmap mod_memo;      /* maps line (its address in the image's maps) -> module */
     struct hmap want_memo;     /* maps lines whose file the prefetcher was asked for */
     struct hmap ecounts;       /* (group | thread << 32, stack cache entry) -> samples, until
                                 * the entries are resolved (collect.c sc_settle) */
     struct dwprefetch dwp;     /* opens sampled files while the samples are read */
+    struct spill spill;        /* the counted samples in order, for replay.c (ok 0: none) */
     uint32_t trunc_node;       /* the PROF_TRUNCATED node under the root, 0: no stack was cut */
     uint32_t shim_node;        /* the PROF_SHIM_ONLY node under the root, 0: none */
     struct phases *phases;     /* NULL: no phases.jsonl */
@@ -143,6 +140,13 @@ struct profile {
  * gets them only once the run folder proved usable: a folder with nothing usable gets one line. */
 #define PROF_WARNINGS_KEPT 200
 void prof_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Set to 0 in the environment: no resolver thread (stacks resolved after the last sample, what
+ * is done when the thread cannot start); no spill (replay.c reads the sample files again, what
+ * is done when the run folder takes no temporary file). The outputs are the same either way
+ * (t_tools_symbolize_resolver compares). */
+#define PROF_RESOLVER_ENV "PERFSCOPE_SYMBOLIZE_RESOLVER"
+#define PROF_SPILL_ENV "PERFSCOPE_SYMBOLIZE_SPILL"
 
 /* collect.c: reads the run folder into p. Returns 0, or 2 with the one-line reason in err when
  * nothing usable is left (no folder, no sample file, no readable sample file). */

@@ -1,10 +1,11 @@
 /* replay.h: the samples of a collected profile again, one at a time in each file's order (so in
  * time order per thread), each with its call tree node, thread and phase: for the writers that
  * need more than the (group, thread, stack) counters - trace.json's per-thread sample slices,
- * pprof's per-occurrence phase labels. It reads the sample files a second time through
- * format/samples.c and only looks up what collecting built (prof_stack_find_batch): it never changes
- * the profile, so writers may replay side by side. A file gives at most the records collecting
- * counted from it, so a file still growing gives the same samples. */
+ * pprof's per-occurrence phase labels. It reads collecting's spill (spill.h: the counted samples,
+ * 16 bytes each) when there is one, else the sample files a second time through format/samples.c,
+ * and only looks up what collecting built (prof_stack_find_batch): it never changes the profile,
+ * so writers may replay side by side. A file gives at most the records collecting counted from
+ * it, so a file still growing gives the same samples. */
 #ifndef PERFSCOPE_REPLAY_H
 #define PERFSCOPE_REPLAY_H
 
