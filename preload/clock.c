@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,23 +111,53 @@ static int fd_base(void)
     return base;
 }
 
+/* The base as last read: the shim's threads open and move a file at most passes a second, and
+ * each system call counts there (docs/shim.md, "What a wakeup costs"). A limit lowered since
+ * makes the move fail with EINVAL: the base is then read again. */
+static _Atomic int cached_base;
+
+/* Whether low descriptor a is still the file of ours that b was duplicated from: the same open
+ * file (kcmp, one system call; where it is refused, the same inode) and our close-on-exec flag
+ * on a, which a target's dup2 onto the number clears (a dup2 landing before the duplicate makes
+ * both the target's file: only the flag tells). */
+static int same_file(int a, int b)
+{
+    pid_t self = ps_pid > 0 ? ps_pid : getpid();
+    long r = syscall(SYS_kcmp, self, self, 0 /* KCMP_FILE */, a, b);
+    if (r < 0) {
+        struct stat sa, sb;
+        r = fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+                    sa.st_rdev == sb.st_rdev ? 0 : 1;
+    }
+    return r == 0 && (fcntl(a, F_GETFD) & FD_CLOEXEC);
+}
+
 /* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
 int clock_move_fd_high(int fd)
 {
-    int base = fd_base();
+    int base = atomic_load(&cached_base);
+    if (base <= 0) {
+        base = fd_base();
+        atomic_store(&cached_base, base);
+    }
     if (fd >= base)
         return fd;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
+    if (high < 0 && errno == EINVAL) { /* the limit was lowered under the base */
+        base = fd_base();
+        atomic_store(&cached_base, base);
+        if (fd >= base)
+            return fd;
+        high = fcntl(fd, F_DUPFD_CLOEXEC, base);
+    }
     if (high < 0)
         return fd;
     /* Between our open() and now a target thread may have dup2()ed its own file onto this low
      * number (that closed ours): the number is the target's then, and closing it would close
-     * the target's descriptor. Closed only while it is still our file (same inode, our
-     * close-on-exec flag). A dup2 landing between this check and the close is still possible
-     * (two system calls wide); see docs/shim.md. */
-    struct stat a, b;
-    if (fstat(fd, &a) == 0 && fstat(high, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
-        a.st_rdev == b.st_rdev && (fcntl(fd, F_GETFD) & FD_CLOEXEC))
+     * the target's descriptor. Closed only while it is still our file (the same open file as
+     * the copy). A dup2 landing between this check and the close is still possible (one system
+     * call wide); see docs/shim.md. */
+    if (same_file(fd, high))
         ps_real_close(fd);
     return high;
 }

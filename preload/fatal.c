@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "counterlog.h"
 #include "interpose.h"
 #include "leader.h"
 #include "meta.h"
@@ -258,6 +259,7 @@ void fatal_finish(const char *status)
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
     writer_flush(1);
+    counterlog_flush_signal_safe(); /* the leader's counters lines not yet written */
     if (leader_owns_meta())
         meta_rewrite_status(status);
     procs_exit_line_signal_safe(status);

@@ -2,7 +2,9 @@
  * it alone watches the markers file (inotify) and reads the whole-device counters, at every
  * boundary and every PERFSCOPE_COUNTER_MS. When it exits the lock is released and a follower's
  * writer thread takes over, resuming the markers file where the old leader stopped (the
- * offset is kept in .leader). Must never block the target: everything runs on its own thread. */
+ * offset is kept in .leader). At its wakeups it also runs the writer's pass when one is due before
+ * its next (writer.c), so the two threads share wakeups. Must never block the target: everything
+ * runs on its own thread. */
 #include "leader.h"
 
 #include <errno.h>
@@ -22,6 +24,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "counterlog.h"
 #include "counters/counters.h"
 #include "fds.h"
 #include "interpose.h"
@@ -34,6 +37,7 @@
 #include "sampler.h"
 #include "shim.h"
 #include "sigmask.h"
+#include "writer.h"
 #include "runfolder.h"
 
 static int lock_fd = -1;    /* <out>/.leader, flocked while we lead */
@@ -44,6 +48,7 @@ static _Atomic int is_leader; /* whether this process is the run's leader now */
 static int owns_meta; /* this process started the run: it writes meta.json's status at exit */
 
 static int wake_fd = -1; /* eventfd: leader_stop wakes the watcher out of poll at once */
+static _Atomic long watcher_period_ms; /* how often it wakes while nothing happens; 0: not running */
 static pthread_t watcher;
 static int watcher_running;
 static _Atomic int watcher_stop;
@@ -101,6 +106,7 @@ static void state_write(const struct leader_state *s)
 }
 
 static struct leader_state state;
+static long long state_written_offset = -1, state_written_line = -1; /* what .leader says now */
 
 /* ---- the markers file ---- */
 
@@ -160,7 +166,11 @@ static void read_markers(void)
     ps_real_close(fd);
     struct leader_state saved = state;
     saved.offset = line_start; /* a successor re-reads the unfinished line whole, however long */
-    state_write(&saved);
+    if (saved.offset != state_written_offset || saved.line_no != state_written_line) {
+        state_write(&saved); /* only when it moved: the watcher reads at every wakeup */
+        state_written_offset = saved.offset;
+        state_written_line = saved.line_no;
+    }
 }
 
 static void watch_markers(void)
@@ -193,12 +203,17 @@ static void write_counters_line(void)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return;
-    cJSON_AddNumberToObject(o, "t_ns", (double)ps_now_ns());
+    uint64_t t = ps_now_ns();
+    cJSON_AddNumberToObject(o, "t_ns", (double)t);
     pid_t pids[256];
     int n = ps_run_pids(pids, 256);
     counters_add_json(o, pids, n);
-    markers_append_jsonl(RUN_COUNTERS, o);
+    char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
+    if (!text)
+        return;
+    counterlog_add(text, t); /* written with the next lines, in one append (counterlog.c) */
+    cJSON_free(text);
 }
 
 /* The watcher's last reads (the markers written up to now, a last counters line): once, when
@@ -209,11 +224,14 @@ static void watcher_final(void)
 {
     if (atomic_exchange(&watcher_final_done, 1))
         return;
-    if (!fds_io_enter())
+    if (!fds_io_enter()) {
+        counterlog_flush_signal_safe(); /* the lines read before the filter, to the kept file */
         return; /* a filter on every thread may forbid the opens these need */
+    }
     read_markers();
     if (ps_cfg.counter_ms > 0)
         write_counters_line();
+    counterlog_flush();
     fds_io_leave();
 }
 
@@ -237,13 +255,14 @@ static void *watcher_main(void *arg)
         read_markers();
         fds_io_leave();
     }
-    uint64_t next_counters = ps_now_ns();
+    uint64_t next_counters = ps_now_ns(), markers_read_ns = ps_now_ns();
     while (!atomic_load(&watcher_stop)) {
         /* Nothing to wait for but the markers file: inotify wakes us when it changes (a
          * second's timeout is the backstop); without a watch on it (the file does not exist
          * yet) it is read every 250 ms. The counters' own period, a user setting, comes on top. */
         int timeout = ps_cfg.markers[0] && !markers_watched ? 250 : 1000;
         int io = fds_io_enter();
+        int period = timeout;
         if (ps_cfg.counter_ms > 0 && io) {
             uint64_t now = ps_now_ns();
             if (now >= next_counters) {
@@ -253,32 +272,47 @@ static void *watcher_main(void *arg)
             int left = (int)((next_counters - now) / 1000000ull);
             if (left < timeout)
                 timeout = left < 1 ? 1 : left;
+            if (ps_cfg.counter_ms < period)
+                period = ps_cfg.counter_ms;
         }
         if (ps_cfg.markers[0] && inotify_fd < 0 && io)
-            timeout = 2; /* no inotify: poll the file */
+            timeout = period = 2; /* no inotify: poll the file */
         if (io)
             fds_io_leave(); /* never held across the wait */
+        /* The writer's pass when it is due before this thread's next wakeup (writer.c). */
+        atomic_store(&watcher_period_ms, period);
+        writer_host_pass(timeout);
         timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
+        int event = 0;
         if (r > 0 && (p[0].revents & POLLIN)) {
             uint64_t v;
             if (read(wake_fd, &v, sizeof v) < 0) { /* a wake-up: nothing to read */ }
+            event = 1;
         }
         if (r > 0 && (p[1].revents & POLLIN)) {
             char ev[4096];
             while (read(inotify_fd, ev, sizeof ev) > 0)
                 ;
+            event = 1;
         }
-        if (fds_io_enter()) {
+        /* The markers file when inotify says it changed (or a wake asks), when it is not
+         * watched, and once a second all the same (a file replaced under its watch): not at
+         * every counter read, which would open it ten times a second for nothing. */
+        uint64_t now = ps_now_ns();
+        if (ps_cfg.markers[0] && (event || !markers_watched || now - markers_read_ns >= 1000000000ull) && fds_io_enter()) {
             read_markers();
+            markers_read_ns = now;
             fds_io_leave();
         }
         atomic_fetch_add(&watcher_passes, 1);
-        meta_own_thread_cpu(META_OWN_WATCHER);
+        meta_own_thread_cpu_due(META_OWN_WATCHER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished */
     }
+    atomic_store(&watcher_period_ms, 0);
+    writer_rehost(); /* the writer's passes go back to its own timer */
     watcher_final();
     meta_own_thread_cpu(META_OWN_WATCHER);
     lifetime_shim_thread(-1);
@@ -332,6 +366,7 @@ static int lock_leader(int takeover)
     if (!state.run_id[0])
         snprintf(state.run_id, sizeof state.run_id, "%s", runid_get());
     state_write(&state);
+    state_written_offset = state_written_line = -1; /* the next read writes it again */
     line_start = state.offset;
     return 1;
 }
@@ -441,12 +476,20 @@ void leader_forget_after_fork(void)
         *ours[i] = -1;
     }
     watcher_running = 0;
+    atomic_store(&watcher_period_ms, 0);
+    counterlog_after_fork();
     markers_watched = 0;
+    state_written_offset = state_written_line = -1;
     atomic_store(&watcher_passes, 0);
     owns_meta = 0;
     atomic_store(&is_leader, 0);
     partial_len = 0;
     partial_overlong = 0;
+}
+
+long leader_host_period_ms(void)
+{
+    return watcher_running && !atomic_load(&watcher_stop) ? atomic_load(&watcher_period_ms) : 0;
 }
 
 uint64_t leader_pass_count(void)

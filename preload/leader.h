@@ -24,6 +24,10 @@ void leader_forget_after_fork(void);
 int leader_owns_meta(void);
 /* The watcher's passes so far (its wakeups: meta.json's shim cost). */
 uint64_t leader_pass_count(void);
+/* How often the watcher wakes while nothing happens (its counter period, else its timeout), while
+ * it runs; 0 when there is no watcher. The writer's passes ride on those wakeups when they are
+ * due no more often (writer.c). */
+long leader_host_period_ms(void);
 /* Whether this process is the run's leader now. */
 int leader_is_us(void);
 /* The run's start on CLOCK_MONOTONIC (its first process's start, handed down in .leader), for

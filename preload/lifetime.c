@@ -129,13 +129,14 @@ static int threads_now(void)
 
 int lifetime_check(void)
 {
-    if (!ps_active || getpid() != ps_pid)
-        return 0;
     /* At most every 1.5 ms between the shim's threads while the target may be ending (each
-     * pass then), else once a second: a raw exit of the main thread has no wrapper to say so. */
+     * pass then), else once a second: a raw exit of the main thread has no wrapper to say so.
+     * The time first: the shim's threads ask at every wakeup, and getpid is a system call. */
     uint64_t now = ps_now_ns(), last = atomic_load(&last_check_ns);
     uint64_t gap = atomic_load(&main_ended) || atomic_load(&closely) ? 1500000ull : SLOW_CHECK_NS;
-    if (now - last < gap || !atomic_compare_exchange_strong(&last_check_ns, &last, now))
+    if (now - last < gap || !ps_active || getpid() != ps_pid)
+        return 0;
+    if (!atomic_compare_exchange_strong(&last_check_ns, &last, now))
         return 0;
     char state = 0;
     int code = 0;

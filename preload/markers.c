@@ -74,7 +74,8 @@ void markers_append_line(const char *name, const char *text)
         ps_log_once(name, "cannot append to %s: %s", path, strerror(errno));
         return;
     }
-    /* One write per line, so concurrent appenders never interleave inside a line. */
+    /* One write per line (or per batch of whole lines), so concurrent appenders never
+     * interleave inside a line. */
     if (write(fd, text, len) != (ssize_t)len)
         ps_log_once(name, "short write to %s: %s", path, strerror(errno));
     fds_run_close(fd);

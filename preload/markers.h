@@ -23,7 +23,8 @@ void markers_record(uint64_t t_ns, const char *name, const char *event, cJSON *a
 void markers_after_fork(void);
 /* Appends obj as one line to <out>/<file>. */
 void markers_append_jsonl(const char *file, cJSON *obj);
-/* Appends text (one whole line, newline included) to the run's file `file` in one write. */
+/* Appends text (one whole line, newline included, or a batch of whole lines) to the run's file
+ * `file` in one write. */
 void markers_append_line(const char *file, const char *text);
 
 #endif

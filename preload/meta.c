@@ -206,6 +206,18 @@ void meta_own_thread_cpu(int which)
     atomic_store(&own_sys_ns[which], tv_ns(ru.ru_stime));
 }
 
+void meta_own_thread_cpu_due(int which)
+{
+    static _Atomic uint64_t last_ns[META_OWN_THREADS];
+    if (which < 0 || which >= META_OWN_THREADS)
+        return;
+    uint64_t now = ps_now_ns();
+    if (now - atomic_load(&last_ns[which]) < 250000000ull)
+        return;
+    atomic_store(&last_ns[which], now);
+    meta_own_thread_cpu(which);
+}
+
 struct exit_figures {
     uint64_t taken, signals, no_libunwind, records, chained, end_ns;
     double cpu_s;              /* sampled CPU time, the shim's own threads' left out */
@@ -402,7 +414,11 @@ void meta_complete(void)
     machine_check(&st); /* outside the lock: the exit path must not wait for the scan */
     cJSON *mb = machine_json(&st);
     pthread_mutex_lock(&doc_lock);
-    if (mb && meta && !cJSON_GetObjectItemCaseSensitive(meta, "machine_before")) {
+    /* Not once the way out has set the final status: the signal-safe way out (_exit, a fatal
+     * signal) writes its own last file, with the exit figures, and a render here would replace
+     * it without them (the scan takes well under a millisecond on a quiet machine: a process
+     * that _exits at once meets it). */
+    if (mb && meta && !atomic_load(&final_set) && !cJSON_GetObjectItemCaseSensitive(meta, "machine_before")) {
         cJSON_AddItemToObject(meta, "machine_before", mb);
         mb = NULL;
         render_and_write();

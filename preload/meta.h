@@ -18,6 +18,9 @@ void meta_write_exit(const char *status);
  * time so far, which no sample stands for and which is the shim's cost, not the target's. */
 enum { META_OWN_WRITER, META_OWN_WATCHER, META_OWN_THREADS };
 void meta_own_thread_cpu(int which);
+/* The same at a wakeup: at most every 250 ms (getrusage is a system call, and every one counts
+ * in a wakeup: docs/shim.md); the threads publish once more when they end. */
+void meta_own_thread_cpu_due(int which);
 /* Async-signal-safe: the last rendered meta.json with the exit figures and the status. */
 void meta_rewrite_status(const char *status);
 /* Says in meta.json why the run's end may pass unseen ("end_unseen"). */

@@ -211,8 +211,9 @@ int ps_run_pids(pid_t *pids, int max)
         listed_st = st;
     }
     int alive = 0;
+    pid_t self = ps_pid; /* alive, no need to ask (the leader asks every counter period) */
     for (int i = 0; i < nlisted && alive < max; i++)
-        if (kill(listed[i], 0) == 0 || errno == EPERM)
+        if (listed[i] == self || kill(listed[i], 0) == 0 || errno == EPERM)
             pids[alive++] = listed[i];
     pthread_mutex_unlock(&listed_lock);
     return alive;

@@ -296,6 +296,8 @@ static void before_filter(int every_thread)
     if (leader_is_us()) {
         ps_path(path, sizeof path, RUN_PHASES);
         fds_keep(path, O_WRONLY | O_APPEND, 0); /* only if there is one already */
+        ps_path(path, sizeof path, RUN_COUNTERS);
+        fds_keep(path, O_WRONLY | O_APPEND, 0); /* the counters lines read before the filter */
     }
     if (ps_cfg.markers[0])
         fds_keep(ps_cfg.markers, O_WRONLY | O_CREAT | O_APPEND, 0644);

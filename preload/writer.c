@@ -1,11 +1,13 @@
 /* writer.c: the sample files (docs/formats.md) and the thread that fills them. It drains every
  * thread's ring into cpuprof.<pid>[.<n>].bin, rewrites the header's count and dropped, appends
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
- * keeps all but its last moments. Files are opened by path for each flush and closed again, so
- * a target that closes descriptors it did not open can never make us write into its files.
- * The files are made with the first record to write (a process that takes no sample makes
- * none), and the writer warms libunwind up then. writer_flush() is also called from exit, exec
- * and fatal-signal paths; writer_flush(1), the fatal path's, allocates nothing. */
+ * keeps all but its last quarter second. In the leader its passes ride on the watcher's own
+ * wakeups once they are due no more often (writer_host_pass), so one wakeup serves both. Files
+ * are opened by path for each flush and closed again, so a target that closes descriptors it
+ * did not open can never make us write into its files. The files are made with the first record
+ * to write (a process that takes no sample makes none), and the writer warms libunwind up then.
+ * writer_flush() is also called from exit, exec and fatal-signal paths; writer_flush(1), the
+ * fatal path's, allocates nothing. */
 #include "writer.h"
 
 #include <dirent.h>
@@ -38,11 +40,13 @@
 #include "threads.h"
 #include "unsampled.h"
 
-#define FLUSH_MS 100
-/* ...or 100 ms while a ring fills fast (997 Hz): a ring holds PS_RING_SLOTS samples, and the
- * last pass took more than a quarter of that from one ring. */
+/* While samples arrive the writer drains the rings every FLUSH_MS (so a run killed by SIGKILL
+ * keeps all but its last quarter second), or sooner when a thread sampled at the asked rate
+ * would fill half its ring by then (a ring holds PS_RING_SLOTS samples: at 997 Hz half of it
+ * is 128 ms), but never more often than every BUSY_MS. A pass costs its wakeup and the file's
+ * open and write, whatever it carries: fewer, larger passes are what makes the writer cheap. */
+#define FLUSH_MS 250
 #define BUSY_MS 100
-static uint32_t pass_max_ring; /* the most records the last drain took from one ring */
 /* A process whose threads took no sample since the last pass (nothing to write): the writer
  * sleeps this long, woken early by the next sample. */
 #define IDLE_MS 1000
@@ -63,6 +67,8 @@ static _Atomic uint32_t wake_seq;
 /* Set while the writer sleeps its long idle period: the first sample taken then wakes it
  * (writer_note_sample), so a sample still reaches the file within a normal period. */
 static _Atomic int writer_idle;
+/* Set while the writer sleeps hosted: the leader's watcher runs its passes (writer_host_pass). */
+static _Atomic int hosted;
 static _Atomic uint64_t writer_passes;
 static pthread_t writer_thread;
 static int writer_running;
@@ -432,7 +438,6 @@ static void drain_locked(int allow_io)
     uint64_t pending = 0;
     int failed = 0;
     int nthreads = atomic_load(&ps_threads_used);
-    pass_max_ring = 0;
     for (int i = 0; i < nthreads; i++) {
         int st;
         struct ps_thread *t = drainable(i, &st);
@@ -440,9 +445,7 @@ static void drain_locked(int allow_io)
             continue;
         refresh_comm(t, now, allow_io);
         struct ps_slot_rec *r;
-        uint32_t from_ring = 0;
         while ((r = ring_peek(t->ring)) != NULL) {
-            from_ring++;
             uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
             for (uint32_t w = 0; w < r->weight; w++) {
                 if (used + rs > sizeof batch) {
@@ -463,8 +466,6 @@ static void drain_locked(int allow_io)
             }
             ring_release(t->ring);
         }
-        if (from_ring > pass_max_ring)
-            pass_max_ring = from_ring;
         dropped += atomic_load(&t->ring->dropped);
         if (st == PS_T_EXITED) {
             dropped_retired += atomic_load(&t->ring->dropped);
@@ -513,7 +514,11 @@ static long pass_ms(uint64_t now, int idle)
     long ms = (long)(age_ms / 4);
     if (ms < 10)
         ms = 10;
-    long busy = pass_max_ring > PS_RING_SLOTS / 4 ? BUSY_MS : FLUSH_MS;
+    /* Half a ring at the asked rate (a thread gets at most one signal per period). */
+    long half_ms = ps_cfg.hz > 0 ? (long)(PS_RING_SLOTS / 2) * 1000L / ps_cfg.hz : FLUSH_MS;
+    long busy = half_ms < BUSY_MS ? BUSY_MS : half_ms < FLUSH_MS ? half_ms : FLUSH_MS;
+    if (busy > slow)
+        busy = slow; /* a follower still looks for a leader to take over from every 250 ms */
     if (ms > busy)
         ms = idle ? slow : busy;
     return lifetime_period_ms(ms);
@@ -524,21 +529,32 @@ static long futex_word(_Atomic uint32_t *w, int op, uint32_t val, const struct t
     return syscall(SYS_futex, (uint32_t *)w, op, val, abs_until, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-/* Sleeps until `until` (CLOCK_MONOTONIC) or a wake (stop, writer_wake, a sample after idle). */
-static void writer_sleep(const struct timespec *until, int idle)
+/* Sleeps until `until` (CLOCK_MONOTONIC) or a wake (stop, writer_wake, a sample after idle, the
+ * watcher handing the passes back) since wake_seq read seq: the caller reads it before it plans,
+ * so a wake between its plan and the wait is never missed. 1 when woken or not asleep at all, 0
+ * when the time ran out. */
+static int writer_sleep(uint32_t seq, const struct timespec *until, int idle)
 {
-    uint32_t seq = atomic_load(&wake_seq);
     if (idle) {
         atomic_store(&writer_idle, 1);
         atomic_thread_fence(memory_order_seq_cst);
         if (drain_needed()) { /* a sample landed between the pass and now */
             atomic_store(&writer_idle, 0);
-            return;
+            return 1;
         }
     }
-    if (!atomic_load(&stop_requested) && !atomic_exchange(&wake_pending, 0))
-        futex_word(&wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, until);
+    int woken = 1;
+    if (atomic_load(&stop_requested))
+        return 1;
+    if (atomic_load(&wake_pending)) {
+        woken = 1; /* a pass asked for: wake_pending stays set for the caller */
+    } else if (futex_word(&wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, until) < 0 && errno == ETIMEDOUT) {
+        woken = 0;
+    }
+    if (!woken || !atomic_load(&hosted))
+        atomic_store(&wake_pending, 0);
     atomic_store(&writer_idle, 0);
+    return woken;
 }
 
 /* From the SIGPROF handler, after a sample is in its ring: wakes a writer sleeping its idle
@@ -578,6 +594,128 @@ void writer_maps_catch_up(void)
         writer_maps_snapshot(atomic_load(&last_pass_ns));
 }
 
+/* One pass: the drain, the maps check, the reaping of threads that are gone, the unsampled check
+ * and (a follower) the leader takeover check. Run by the writer thread, or by the leader's
+ * watcher at one of its own wakeups while the writer sleeps (writer_host_pass): one pass at a
+ * time, under pass_lock. */
+static pthread_mutex_t pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t last_maps, last_reap, last_leader, records_seen;
+static int pass_idle; /* the last pass wrote nothing new */
+
+/* The process's virtual size (/proc/self/stat's vsize), 0 when it cannot be read. */
+static uint64_t self_vsize(void)
+{
+    char buf[1024];
+    int fd = fds_run_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    fds_run_close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    /* Field 23 (vsize); fields from 3, the state, each after one space. */
+    int field = 2;
+    for (; *p && field < 23; p++)
+        if (*p == ' ')
+            field++;
+    return field == 23 ? strtoull(p, NULL, 10) : 0;
+}
+
+/* Whether the mappings may differ from the last snapshot, besides a library loaded or unloaded
+ * (objects_changed): once a second the process's virtual size is read (a /proc/self/stat read, a
+ * small fraction of the cost of reading and comparing all of /proc/self/maps), and the maps are
+ * read again when it moved; a change that keeps the size (an mprotect, a remap in place) is seen
+ * by the full read every MAPS_FULL_NS all the same. */
+#define MAPS_CHECK_NS 1000000000ull
+#define MAPS_FULL_NS 10000000000ull
+static uint64_t last_vsize, last_vsize_check;
+
+static int maps_may_have_changed(uint64_t now)
+{
+    if (now - last_vsize_check < MAPS_CHECK_NS)
+        return 0;
+    last_vsize_check = now;
+    uint64_t v = self_vsize();
+    int changed = v == 0 || v != last_vsize || now - last_maps >= MAPS_FULL_NS;
+    last_vsize = v;
+    return changed;
+}
+
+static void pass_locked(void)
+{
+    uint64_t now = ps_now_ns(), last_pass = atomic_load(&last_pass_ns);
+    /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
+    int io = fds_io_enter();
+    if (files_ok) {
+        unsampled_pass(); /* before the drain hands back the threads that exited */
+        writer_flush(0);
+        if (records_written)
+            sampler_warm_libunwind(); /* once, here: a process that takes no sample never pays it */
+        /* A library loaded since the last pass is in force from the last pass: its code
+         * could not run before it was loaded, and what was mapped then still is. */
+        if (io && (objects_changed() || maps_may_have_changed(now))) {
+            writer_maps_snapshot(last_pass);
+            last_maps = now;
+        }
+        if (io && now - last_reap > 1000000000ull) {
+            threads_reap_foreign();
+            last_reap = now;
+        }
+    }
+    atomic_store(&last_pass_ns, now);
+    if (io && !leader_is_us() && now - last_leader > 250000000ull) {
+        leader_try_takeover();
+        last_leader = now;
+    }
+    /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
+     * unsampled check then ride on the long sleep's passes). */
+    pass_idle = records_written == records_seen;
+    records_seen = records_written;
+    if (io)
+        fds_io_leave();
+}
+
+/* Hosting: in the leader, the watcher wakes every counter period (or at least once a second)
+ * anyway. When the writer's next pass is no sooner than that period, the writer sleeps until
+ * woken (a stop, writer_wake, the watcher handing the passes back) and the watcher runs the
+ * pass at the wakeup of its own that comes before it is due: one wakeup serves both. */
+static _Atomic uint64_t next_due_ns; /* when the next pass is due */
+static _Atomic uint64_t hosted_passes;
+#define HOSTED_BACKSTOP_S 10 /* a hosted writer wakes by itself after this long all the same */
+
+/* The next pass's due time after one at now; whether it can ride on the watcher's wakeups. */
+static int plan_next(uint64_t now, long *ms_out)
+{
+    long ms = pass_ms(now, pass_idle);
+    atomic_store(&next_due_ns, now + (uint64_t)ms * 1000000ull);
+    *ms_out = ms;
+    long host = leader_host_period_ms();
+    return host > 0 && host <= ms;
+}
+
+void writer_host_pass(long period_ms)
+{
+    if (!writer_running || !atomic_load(&hosted))
+        return; /* (the watcher runs in its own process only: no getpid check needed) */
+    uint64_t now = ps_now_ns();
+    if (now + (uint64_t)period_ms * 1000000ull < atomic_load(&next_due_ns) && !(pass_idle && drain_needed()))
+        return; /* not due before the watcher's next wakeup, and no sample waiting after idle */
+    if (pthread_mutex_trylock(&pass_lock) != 0)
+        return; /* the writer itself is passing */
+    if (atomic_load(&hosted)) {
+        pass_locked();
+        atomic_fetch_add(&hosted_passes, 1);
+        long ms;
+        if (!plan_next(now, &ms))
+            writer_rehost(); /* now due sooner than the watcher wakes: the writer's own timer */
+    }
+    pthread_mutex_unlock(&pass_lock);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -587,58 +725,46 @@ static void *writer_main(void *arg)
     ps_guard_enter();
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
-    uint64_t last_maps = ps_now_ns(), last_reap = last_maps, last_leader = 0, last_pass = last_maps;
-    atomic_store(&last_pass_ns, last_pass);
-    uint64_t records_seen = 0;
-    int idle = 0;
+    last_maps = ps_now_ns();
+    last_reap = last_maps;
+    last_vsize_check = last_maps;
+    last_vsize = 0; /* the first check, a second in, reads the maps whole */
+    last_leader = 0;
+    records_seen = 0;
+    pass_idle = 0;
+    atomic_store(&last_pass_ns, last_maps);
     while (!atomic_load(&stop_requested)) {
-        long ms = pass_ms(ps_now_ns(), idle);
+        uint32_t seq = atomic_load(&wake_seq);
+        pthread_mutex_lock(&pass_lock);
+        long ms;
+        int host = plan_next(ps_now_ns(), &ms);
+        atomic_store(&hosted, host);
+        int idle = pass_idle;
+        pthread_mutex_unlock(&pass_lock);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
+        if (host)
+            until.tv_sec += HOSTED_BACKSTOP_S;
         until.tv_nsec += ms * 1000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
-        writer_sleep(&until, idle && ms >= FLUSH_MS);
+        /* While hosted the first sample after an idle stretch waits for the watcher's next
+         * wakeup (at most its period) rather than waking this thread. */
+        int woken = writer_sleep(seq, &until, !host && idle && ms >= BUSY_MS);
+        atomic_store(&hosted, 0);
         if (atomic_load(&stop_requested))
             break;
+        if (host && woken && !atomic_exchange(&wake_pending, 0))
+            continue; /* handed back (or a pass came due sooner): plan again */
         atomic_fetch_add(&writer_passes, 1);
-        uint64_t now = ps_now_ns();
-        /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
-        int io = fds_io_enter();
-        if (files_ok) {
-            unsampled_pass(); /* before the drain hands back the threads that exited */
-            writer_flush(0);
-            if (records_written)
-                sampler_warm_libunwind(); /* once, here: a process that takes no sample never pays it */
-            /* A library loaded since the last pass is in force from the last pass: its code
-             * could not run before it was loaded, and what was mapped then still is. */
-            if (io && (objects_changed() || now - last_maps > 1000000000ull)) {
-                writer_maps_snapshot(last_pass);
-                last_maps = now;
-            }
-            if (io && now - last_reap > 1000000000ull) {
-                threads_reap_foreign();
-                last_reap = now;
-            }
-        }
-        last_pass = now;
-        atomic_store(&last_pass_ns, now);
-        if (io && !leader_is_us() && now - last_leader > 250000000ull) {
-            leader_try_takeover();
-            last_leader = now;
-        }
-        /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
-         * unsampled check then ride on the long sleep's passes). */
-        idle = records_written == records_seen;
-        if (idle)
-            pass_max_ring = 0;
-        records_seen = records_written;
-        meta_own_thread_cpu(META_OWN_WRITER);
-        if (io)
-            fds_io_leave();
+        pthread_mutex_lock(&pass_lock);
+        pass_locked();
+        pthread_mutex_unlock(&pass_lock);
+        meta_own_thread_cpu_due(META_OWN_WRITER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished: end with them */
     }
+    atomic_store(&hosted, 0);
     meta_own_thread_cpu(META_OWN_WRITER);
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
@@ -683,6 +809,18 @@ void writer_stop(void)
     writer_running = 0;
 }
 
+/* The watcher stops hosting the passes (it ends, or they come due sooner than it wakes): the
+ * writer plans again with its own timer. */
+void writer_rehost(void)
+{
+    /* Whether or not the writer sleeps hosted yet: one planning now sees the new state, or its
+     * wait sees this wake (writer_sleep). Rare: a hand-back, the watcher's end. */
+    if (writer_running) {
+        atomic_fetch_add(&wake_seq, 1);
+        futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+    }
+}
+
 /* The next pass now (lifetime.c: a thread of the target is ending). Not from a signal handler. */
 void writer_wake(void)
 {
@@ -697,6 +835,9 @@ void writer_forget_after_fork(void)
     writer_running = 0;
     atomic_store(&writer_idle, 0);
     atomic_store(&writer_passes, 0);
+    atomic_store(&hosted, 0);
+    atomic_store(&hosted_passes, 0);
+    pthread_mutex_init(&pass_lock, NULL);
     atomic_store(&io_lock, 0);
     free(maps_last);
     maps_last = NULL;
@@ -710,6 +851,11 @@ void writer_forget_after_fork(void)
 uint64_t writer_pass_count(void)
 {
     return atomic_load(&writer_passes);
+}
+
+uint64_t writer_hosted_pass_count(void)
+{
+    return atomic_load(&hosted_passes);
 }
 
 uint64_t writer_records(void)

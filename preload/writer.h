@@ -29,8 +29,15 @@ void writer_wake(void);
 void writer_forget_after_fork(void);
 /* From the SIGPROF handler after each sample: wakes a writer sleeping its idle period. */
 void writer_note_sample(void);
-/* The writer's passes so far (its wakeups: meta.json's shim cost). */
+/* The writer's passes so far on its own thread (its wakeups: meta.json's shim cost). */
 uint64_t writer_pass_count(void);
+/* Passes the leader's watcher ran for the writer at its own wakeups (no wakeup of their own). */
+uint64_t writer_hosted_pass_count(void);
+/* From the leader's watcher at each of its wakeups; period_ms: how long until its next one. Runs
+ * the writer's pass when it is due before then and the writer sleeps hosted (writer.c). */
+void writer_host_pass(long period_ms);
+/* The watcher stops running the writer's passes: the writer goes back to its own timer. */
+void writer_rehost(void);
 int writer_lock_for(int ms);
 void writer_unlock(void);
 uint64_t writer_records(void);

@@ -3,7 +3,9 @@
 # tools build it, over a fake /proc (machine_check_in): a process in state R counts as busy;
 # kernel threads in state R never do (kthreadd, pid 2; its children; any with PF_KTHREAD in
 # stat's flags, whatever its parent); nor do this process and its ancestors (the runner); a
-# sleeping process never does. Then the real /proc: no kernel thread among the busy.
+# sleeping process never does. Then the real /proc: no kernel thread among the busy, and a
+# process spinning beside it is named busy (the scan is skipped only when the kernel counts no
+# runnable task but the checker's own threads).
 set -u
 . "$ROOT/tests/lib.sh"
 pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
@@ -41,4 +43,16 @@ for pid in $(printf '%s\n' "$real" | head -1 | sed 's/^busy [0-9]*://' | tr ';' 
   flags=$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $7}')
   check "real /proc: busy $pid is no kernel thread" test "$ppid" != 2 -a $((flags & 0x200000)) = 0
 done
+# the real /proc with a process spinning: the kernel's count of runnable tasks is more than the
+# unit's own threads, so the scan runs (it is skipped only when every runnable task is the
+# unit's own) and names the spinner
+bash -c 'while :; do :; done' &
+spin=$!
+seen=0
+for i in 1 2 3 4 5; do
+  real=$("$W/machine_unit" /proc)
+  case "$(printf '%s\n' "$real" | head -1)" in *" $spin bash;"*) seen=1; break ;; esac
+done
+kill "$spin"; wait "$spin" 2>/dev/null
+check "real /proc: a spinning process is named busy ($real)" [ "$seen" = 1 ]
 checks_done
