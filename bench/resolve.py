@@ -114,7 +114,7 @@ def section(args, cfgs, got, machine):
     aa = got[cfgs[0]["name"]]
     L = ["## The defaults' CPU cost, resolved (bench/resolve.py)", "",
          "Written by `bench/resolve.py` (run by `make bench` last among the pairs). Rounds of alternated "
-         "pairs on bench/target.c (the first table's target): an A/A pair and one pair per rate with the shim "
+         "pairs on bench/target.c (the first table's target): an A/A pair and a pair at 199 Hz with the shim "
          "at its defaults otherwise (PERFSCOPE_HZ only), the order rotated each round, until the time budget "
          "(%.0f s; BENCH_RES_BUDGET_S) or %d rounds. %d rounds done in %.0f s; load average at start %s, at end %s."
          % (args.budget, args.max_n, machine["rounds"], machine["elapsed_s"], machine["loadavg_start"],
@@ -153,6 +153,12 @@ def section(args, cfgs, got, machine):
                     verdict)
                 notes.append("- %s: overhead %+.2f%% [%+.2f..%+.2f] over %d pairs -> %s (target <= +%.1f%% CPU)."
                              % (c["name"], d[0] * 100, lo, hi, len(xs), verdict, c["target_pct"]))
+                if not at and d[1] > 0:
+                    # the half-width shrinks as 1/sqrt(pairs): how many this spread needs
+                    need = math.ceil(len(xs) * (d[1] * 100 / (c["target_pct"] / 2)) ** 2)
+                    notes.append("- At this run's spread the half-width falls under %.2f%% after about %d pairs "
+                                 "of each (%.0f s at this run's pace)."
+                                 % (c["target_pct"] / 2, need, need * machine["elapsed_s"] / max(1, machine["rounds"])))
         L.append(row)
     L += [""] + notes
     errs = machine["errors"]

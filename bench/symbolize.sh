@@ -91,7 +91,7 @@ rows_fixed=("${rows[@]}")
 
 # Against the reference reader, paired and alternated, on two 200k-sample files: 100 distinct
 # stacks (a profile of a few hot loops, what a real run mostly is) and 10k: wall and CPU seconds
-# of the whole tool (read, resolve, write four outputs) and of the Python reader (read only).
+# of the whole tool (read, resolve, write the five outputs) and of the Python reader (read only).
 # Ratios of the medians.
 refs=()
 ref_pair() { # name paths leaves
@@ -162,7 +162,7 @@ section=$work/section.md
   echo "  which only reads and unpacks the records; target: the symbolizer 20x faster), on the same"
   echo "  files, medians of $PAIRS alternated pairs, wall / CPU:"
   echo
-  echo "| file | reference reader | perfscope-symbolize (read, resolve, four outputs) | ratio wall / CPU | load |"
+  echo "| file | reference reader | perfscope-symbolize (read, resolve, five outputs) | ratio wall / CPU | load |"
   echo "|---|---|---|---|---|"
   printf '%s\n' "${refs[@]}"
 } >"$section"
