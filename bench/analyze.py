@@ -87,8 +87,12 @@ def with_env(cfg, args, work):
     env = clean_env()
     if cfg["kind"] == "ps":
         env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work,
-                    "PERFSCOPE_HZ": str(cfg["hz"]), "PERFSCOPE_CLOCK": cfg["clock"],
-                    "PERFSCOPE_UNWIND": cfg["unwind"], "PERFSCOPE_PERF_DELIVERY": cfg["delivery"]})
+                    "PERFSCOPE_HZ": str(cfg["hz"])})
+        # a configuration without clock, unwind or delivery runs the shim's default for it
+        for key, var in (("clock", "PERFSCOPE_CLOCK"), ("unwind", "PERFSCOPE_UNWIND"),
+                         ("delivery", "PERFSCOPE_PERF_DELIVERY")):
+            if key in cfg:
+                env[var] = cfg[key]
         env.update(cfg.get("env", {}))
     elif cfg["kind"] == "gperf":
         env.update({"LD_PRELOAD": args.libprofiler, "CPUPROFILE": os.path.join(work, "prof"),

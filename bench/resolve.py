@@ -14,7 +14,6 @@ Figures, never verdicts that fail the bench: exit 0 unless the bench itself coul
 import argparse
 import math
 import os
-import shutil
 import statistics
 import sys
 import time
@@ -22,7 +21,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analyze  # noqa: E402
 import pool  # noqa: E402
-import readers  # noqa: E402
 import report  # noqa: E402
 
 # Student t, two-sided 95% (0.975 quantile), by degrees of freedom; past 120 the normal's.
@@ -69,31 +67,6 @@ def configs(rates):
         c.append({"name": "perfscope %d Hz (defaults)" % hz, "kind": "ps", "hz": hz,
                   "env": {}, "target_pct": pct})
     return c
-
-
-def one_pair(cfg, args, argv, rep):
-    work = os.path.join(args.work, "res%d" % rep)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    base = analyze.run_once(argv, analyze.clean_env(), os.path.join(args.work, "res_without.log"))
-    env = pool.env_for(cfg, args, work) if cfg["kind"] == "ps" else analyze.clean_env()
-    w = analyze.run_once(argv, env, os.path.join(args.work, "res_with.log"))
-    err = None
-    if base["hung"] or w["hung"]:
-        err = "hung"
-    elif base["rc"] or w["rc"]:
-        err = "exit status %d/%d" % (base["rc"], w["rc"])
-    elif base["out"] != w["out"] or not base["out"]:
-        err = "output differs"
-    samples = None
-    if not err and cfg["kind"] == "ps":
-        try:
-            samples = readers.perfscope_samples(work)["distinct"]
-        except (OSError, ValueError) as e:
-            err = "samples unreadable: %s" % e
-    shutil.rmtree(work, ignore_errors=True)
-    return {"ratio": w["cpu"] / base["cpu"] if base["cpu"] and not err else None,
-            "samples": samples, "error": err}
 
 
 def resolved_at(ratios, aa, target_pct):
@@ -197,11 +170,11 @@ def main():
             break
         order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
         for c in order:
-            p = one_pair(c, args, argv, rep)
+            p = analyze.one_pair(c, args, argv, rep)
             if p["error"]:
                 errors.append(p["error"])
-            else:
-                got[c["name"]].append(p["ratio"])
+            elif p["without"]["cpu"]:
+                got[c["name"]].append(p["with"]["cpu"] / p["without"]["cpu"])
         rounds += 1
         print("  round %d  %s" % (rounds, "  ".join(
             "%s %.4f" % (c["name"].split(" (")[0], got[c["name"]][-1]) for c in cfgs if got[c["name"]])),
