@@ -206,6 +206,11 @@ static void check_ended(struct ps_thread *t)
     t->us.final_done = 1;
 }
 
+int unsampled_thread_retired(const struct ps_thread *t)
+{
+    return t->us.final_done || ps_cfg.hz <= 0 || !sampler_installed();
+}
+
 /* final: the way out (every thread, every stretch written). Otherwise threads that ended are
  * always seen (the drain after this pass hands them back), live ones every UNSAMPLED_CHECK_NS. */
 static void check_all(int final)

@@ -13,6 +13,10 @@
 void unsampled_thread_start(struct ps_thread *t, int self);
 /* On the exiting thread, before SIGPROF is blocked for its exit: its CPU time and mask. */
 void unsampled_thread_end(struct ps_thread *t);
+/* Whether the slot of thread t, which exited, may be handed back: its last check is done (or
+ * no check runs). Until then the drain keeps it, with the stretch it holds, for the next pass or
+ * the way out; a thread that exits between this pass's check and its drain is not lost. */
+int unsampled_thread_retired(const struct ps_thread *t);
 /* From the writer thread, each pass, before the rings are drained (threads that exited are
  * handed back there). */
 void unsampled_pass(void);

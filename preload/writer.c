@@ -414,7 +414,7 @@ static int drain_needed(void)
         struct ps_thread *t = drainable(i, &st);
         if (!t)
             continue;
-        if (st == PS_T_EXITED || ring_peek(t->ring) != NULL)
+        if ((st == PS_T_EXITED && unsampled_thread_retired(t)) || ring_peek(t->ring) != NULL)
             return 1;
         dropped += atomic_load(&t->ring->dropped);
     }
@@ -467,7 +467,8 @@ static void drain_locked(int allow_io)
             ring_release(t->ring);
         }
         dropped += atomic_load(&t->ring->dropped);
-        if (st == PS_T_EXITED) {
+        /* An exit after this pass's unsampled check: kept until the next check has seen it. */
+        if (st == PS_T_EXITED && unsampled_thread_retired(t)) {
             dropped_retired += atomic_load(&t->ring->dropped);
             ring_free(t->ring);
             t->ring = NULL;

@@ -9,6 +9,11 @@
 #   rt_sigprocmask: the workers cannot be sampled, and their CPU time is in unsampled.jsonl
 #   (within half and 1.5 times their own CPU time), meta.json's sampling.unsampled_cpu_s, the log,
 #   the report (in the phase "work") and run.json. (Before the fix: nowhere.)
+# - m_blockexit: 10 rounds of 4 such threads (the target's own SIGPROF handler) that end together
+#   after main's pthread_exit, each exit waking the writer: every thread's CPU time is in
+#   unsampled.jsonl (within half and 1.5 times). (Before the fix: the drain handed back the slot
+#   of a thread that exited after the pass's unsampled check, and its stretch with it: 7-15 of
+#   the 40 threads missing or short.)
 # - m_maskview: every mask call's view, children's inherited masks (fork+exec, vfork, posix_spawn,
 #   system, popen, an exec'd image of itself) and a SIGPROF the target did not ask for left
 #   pending: stdout and exit status as without the shim, on both clocks.
@@ -21,6 +26,7 @@ set -u
 need_shim
 need_tool perfscope-report
 build_target m_blockall
+build_target m_blockexit
 build_target m_maskview
 build_target m_valgrind
 perf=0
@@ -120,6 +126,22 @@ for mode in ("handler", "raw"):
     un = rj.get("unsampled", {})
     check(un.get("cpu_s", 0) >= 0.5 * total and len(un.get("threads", [])) == 2 and un.get("groups", {}).get("work", 0) > 0,
           "run.json of %s: unsampled %r" % (out, un))
+
+# ---- threads that end together, between a pass's unsampled check and its drain --------------
+res = run([target("m_blockexit"), "10", "4", "0.03", "cpu-blockexit.txt"], shim_env("out-blockexit", HZ=199),
+          what="m_blockexit")
+expect_ok(res, "m_blockexit")
+cpu = worker_cpu("cpu-blockexit.txt")
+lost = {}
+path = os.path.join("out-blockexit", "unsampled.jsonl")
+for o in (samples.read_jsonl(path) if os.path.exists(path) else []):
+    lost[o.get("tid")] = lost.get(o.get("tid"), 0) + o["cpu_ns"] / 1e9
+bad = [(tid, s, lost.get(tid, 0)) for tid, s in sorted(cpu.items()) if not 0.5 * s <= lost.get(tid, 0) <= 1.5 * s + 0.01]
+print("# m_blockexit: %d threads, %.3f CPU s, %.3f s unsampled, %d misreported"
+      % (len(cpu), sum(cpu.values()), sum(lost.values()), len(bad)))
+check(len(cpu) == 40, "m_blockexit: 40 threads reported their CPU time, not %d" % len(cpu))
+check(not bad, "m_blockexit: %d of %d threads that ended together have their CPU time missing or short in "
+      "unsampled.jsonl (tid, CPU s, unsampled s): %r" % (len(bad), len(cpu), bad[:8]))
 
 # ---- what the target sees of its masks, and what its children inherit ------------------------
 base = run([maskview], plain_env(), what="m_maskview without the shim")
