@@ -165,6 +165,7 @@ int writer_open_files(void)
 
 static char *maps_last;      /* the last snapshot written (writer side, under the io lock) */
 static size_t maps_last_len;
+static uint64_t maps_last_t; /* the time it is in force from */
 
 static char *read_self_maps(size_t *len)
 {
@@ -206,13 +207,18 @@ static char *read_self_maps(size_t *len)
 static int objects_changed(void);
 
 /* Appends `now` (len bytes) to the maps file unless it is the last snapshot written; takes
- * `now` over. Caller holds the io lock. */
+ * `now` over. Caller holds the io lock. A snapshot read later is never in force before the
+ * last one written: a pass stamps a change with its previous pass's time, which may come
+ * before a snapshot the dlclose wrapper stamped with its own (the reader orders snapshots by
+ * time, a tie to the later one, and would put the newer mappings in force over the older). */
 static void maps_append_locked(char *now, size_t len, uint64_t t_ns)
 {
     if (maps_last && len == maps_last_len && memcmp(now, maps_last, len) == 0) {
         free(now);
         return;
     }
+    if (maps_last && t_ns < maps_last_t)
+        t_ns = maps_last_t;
     int fd = fds_run_open(ps_maps_path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
     if (fd >= 0) {
         if (maps_last) {
@@ -233,6 +239,7 @@ static void maps_append_locked(char *now, size_t len, uint64_t t_ns)
     free(maps_last);
     maps_last = now;
     maps_last_len = len;
+    maps_last_t = t_ns;
 }
 
 void writer_maps_snapshot(uint64_t t_ns)
@@ -843,6 +850,7 @@ void writer_forget_after_fork(void)
     free(maps_last);
     maps_last = NULL;
     maps_last_len = 0;
+    maps_last_t = 0;
     files_ok = 0;
     files_made = 0;
     dropped_retired = 0;

@@ -6,7 +6,9 @@
 #   unwinding in the handler deadlocks in the loader's lock).
 # Each run must end within 60 s (longer = deadlock), exit 0, with stdout and stderr byte-identical
 # to the run without the shim, meta.json status "ok", and samples in its file (at least half of
-# user CPU time x 997: the shim did sample).
+# user CPU time x 997: the shim did sample); the "# t=" times of its maps file never decrease
+# (before the fix a pass after a dlclose stamped its snapshot with the previous pass's time,
+# before the dlclose wrapper's own, and the reader put the newer mappings in force first).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -52,6 +54,10 @@ for name, argv in cases.items():
             guarded = [v for k, v in samples.leaves(meta) if "without_libunwind" in k]
             info("%s: %.2f s user CPU, %d samples (%.0f per CPU s), %d dropped, taken without libunwind: %s"
                  % (label, cpu, len(sf.samples), len(sf.samples) / max(cpu, 1e-9), sf.dropped, guarded))
+            times = [t for t, _ in samples.read_maps(files[res.pid][0][1] + ".maps")]
+            back = [(a, b) for a, b in zip(times, times[1:]) if b < a]
+            check(not back, "%s: of %d maps snapshots, %d are in force before the one written before them: %r"
+                  % (label, len(times), len(back), back[:4]))
             check(len(sf.samples) >= 0.5 * cpu * HZ, "%s: %d samples for %.2f s of user CPU at %d Hz"
                   % (label, len(sf.samples), cpu, HZ))
 finish()
