@@ -132,6 +132,16 @@ static int same_file(int a, int b)
     return r == 0 && (fcntl(a, F_GETFD) & FD_CLOEXEC);
 }
 
+int clock_fd_base(void)
+{
+    int base = atomic_load(&cached_base);
+    if (base <= 0) {
+        base = fd_base();
+        atomic_store(&cached_base, base);
+    }
+    return base;
+}
+
 /* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
 int clock_move_fd_high(int fd)
 {

@@ -27,6 +27,9 @@ void clock_forget_inherited(struct ps_thread *t);
 /* Moves t's perf descriptor to a new number; returns the old one (now free to close) or -1. */
 int clock_relocate_fd(struct ps_thread *t);
 int clock_move_fd_high(int fd);
+/* The number clock_move_fd_high moves descriptors to or above (half the descriptor limit, at
+ * most 512). */
+int clock_fd_base(void);
 /* The CPU-time clock of thread tid of this process (user and system time). */
 clockid_t clock_of_thread(pid_t tid);
 

@@ -5,8 +5,10 @@
  * times a second instead of ten. The first line is written at once (the file exists from the
  * first read on), and a run killed by SIGKILL keeps all but its last quarter second of lines, as
  * of its samples (writer.c). The watcher writes what is left when it stops, and the way out of
- * _exit and fatal signals does too. Never holds a descriptor; the batch is guarded by a flag,
- * never a lock, and the way out never waits for it. */
+ * _exit and fatal signals does too. After the first line the file's descriptor is kept
+ * (fdheld.h: a batch does not take the lowest free number for a moment, four times a second);
+ * the batch and that descriptor are guarded by a flag, never a lock, and the way out never
+ * waits for it. */
 #include "counterlog.h"
 
 #include <errno.h>
@@ -15,10 +17,13 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "fdheld.h"
 #include "fds.h"
+#include "log.h"
 #include "markers.h"
 #include "runfolder.h"
 
@@ -31,13 +36,37 @@ static uint64_t batch_first_ns; /* the read time of the oldest line kept */
 static int written_once;        /* the file has its first line */
 static _Atomic int busy;        /* the batch is being touched (the watcher or the way out) */
 static char path[PATH_MAX];     /* made on the watcher: the way out may be on a small stack */
+static struct fds_held out_held = FDS_HELD_NONE; /* counters.jsonl, once it has its first line */
+
+/* Appends the batch to the file that has its first line; busy held. Async-signal-safe. */
+static void append_batch(void)
+{
+    int fd = fds_held_fd(&out_held);
+    int held = fd >= 0;
+    if (!held) {
+        fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+        if (fd < 0) {
+            ps_log_once(RUN_COUNTERS, "cannot append to %s: %s", path, strerror(errno));
+            return;
+        }
+        held = fds_hold(&out_held, fd);
+    }
+    /* One write per batch of whole lines: a reader never sees half a line. */
+    if (write(fd, batch, batch_len) != (ssize_t)batch_len)
+        ps_log_once(RUN_COUNTERS, "short write to %s: %s", path, strerror(errno));
+    if (!held)
+        fds_run_close(fd);
+}
 
 static void write_batch(void)
 {
     if (!batch_len)
         return;
     batch[batch_len] = 0;
-    markers_append_line(RUN_COUNTERS, batch);
+    if (written_once)
+        append_batch();
+    else
+        markers_append_line(RUN_COUNTERS, batch); /* made whole with its first line (markers.c) */
     batch_len = 0;
     written_once = 1;
 }
@@ -90,8 +119,10 @@ void counterlog_flush_signal_safe(void)
     if (batch_len) {
         int saved = errno;
         /* The file has its first line by now (written at once): a plain append. */
-        int fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+        int fd = fds_held_fd(&out_held);
         if (fd >= 0) {
+            if (write(fd, batch, batch_len) < 0) { /* nothing to do on the way out */ }
+        } else if ((fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0)) >= 0) {
             if (write(fd, batch, batch_len) < 0) { /* nothing to do on the way out */ }
             fds_run_close(fd);
         }
@@ -101,8 +132,25 @@ void counterlog_flush_signal_safe(void)
     atomic_store(&busy, 0);
 }
 
+void counterlog_forget_fd(int fd)
+{
+    if (fd < 0 || fd != atomic_load(&out_held.fd))
+        return;
+    /* Not while a batch is written through it: the target's dup2 comes after (bounded wait). */
+    int got = 0;
+    for (int i = 0; i < 1500 && !(got = !atomic_exchange(&busy, 1)); i++) {
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&out_held.fd) == fd)
+        fds_held_forget(&out_held);
+    if (got)
+        atomic_store(&busy, 0);
+}
+
 void counterlog_after_fork(void)
 {
+    fds_held_close(&out_held); /* our copy of the leader's file */
     batch_len = 0;
     written_once = 0;
     atomic_store(&busy, 0);

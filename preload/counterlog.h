@@ -13,6 +13,9 @@ void counterlog_flush(void);
 /* The same from the way out that may be a signal handler (_exit, fatal signals): no allocation,
  * no lock; a batch the watcher is touching at that moment is left (at most its last 250 ms). */
 void counterlog_flush_signal_safe(void);
+/* The target is about to dup2 onto fd (fds.c): the kept descriptor of counters.jsonl, if it is
+ * that number, is forgotten first (the next batch opens the file again). */
+void counterlog_forget_fd(int fd);
 /* In a fork child: the parent's lines are the parent's. */
 void counterlog_after_fork(void);
 

@@ -18,11 +18,14 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "counterlog.h"
+#include "fdcache.h"
 #include "interpose.h"
 #include "leader.h"
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
+#include "writer.h"
 
 /* ---- which descriptors are ours ---- */
 
@@ -294,6 +297,9 @@ static void make_room(int fd)
         }
     }
     leader_relocate_fd(fd);
+    writer_forget_fd(fd);
+    fdcache_forget_fd(fd);
+    counterlog_forget_fd(fd);
 }
 
 static int (*real_dup2)(int, int);

@@ -23,6 +23,7 @@
 #include "counters/counters.h"
 #include "execenv.h"
 #include "fatal.h"
+#include "fdcache.h"
 #include "fds.h"
 #include "interpose.h"
 #include "leader.h"
@@ -234,6 +235,7 @@ void shim_after_fork_child(void)
     threads_forget_after_fork();
     atomic_store(&ps_samples_orphan, 0);
     writer_forget_after_fork();
+    fdcache_forget_after_fork();
     leader_forget_after_fork();
     if (fds_sealed()) {
         /* A child of a thread under a seccomp filter has the filter too: no file may be opened

@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "fdcache.h"
 #include "fds.h"
 #include "log.h"
 #include "markers.h"
@@ -90,14 +91,9 @@ static int prof_blocked(pid_t tid)
     if (!fds_may_open())
         return -1;
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = fds_run_open(path, O_RDONLY, 0); /* not once a filter may forbid it */
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    ps_real_close(fd);
+    ssize_t n = fdcache_read(path, buf, sizeof buf); /* kept until the thread is handed back */
     if (n <= 0)
         return -1;
-    buf[n] = 0;
     const char *p = strstr(buf, "\nSigBlk:");
     if (!p)
         return -1;

@@ -2,9 +2,15 @@
  * thread's ring into cpuprof.<pid>[.<n>].bin, rewrites the header's count and dropped, appends
  * maps snapshots when the mappings change, and does it at least every 250 ms so a killed target
  * keeps all but its last quarter second. In the leader its passes ride on the watcher's own
- * wakeups once they are due no more often (writer_host_pass), so one wakeup serves both. Files
- * are opened by path for each flush and closed again, so a target that closes descriptors it
- * did not open can never make us write into its files. The files are made with the first record
+ * wakeups once they are due no more often (writer_host_pass), so one wakeup serves both. The
+ * sample file's descriptor is kept from the first drain (bin_open): each open by path takes the
+ * lowest free number for a moment, which a target thread opening a file then would not get
+ * (t_shim_review_fds' fdnum: 5 in 200 runs before), and the writer drains up to every 10 ms
+ * while a process is young. It sits above the target's numbers, marked as the shim's (the
+ * target's close, close_range and dup2 go around it, fds.c), and its identity is checked before
+ * every write, so a target that closes or replaces it past the wrappers can never make us write
+ * into its files. The maps file and /proc are opened by path when read or appended (seldom).
+ * The files are made with the first record
  * to write (a process that takes no sample makes none), and the writer warms libunwind up then.
  * writer_flush() is also called from exit, exec and fatal-signal paths; writer_flush(1), the
  * fatal path's, allocates nothing. */
@@ -26,6 +32,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fdcache.h"
+#include "fdheld.h"
 #include "fds.h"
 #include "interpose.h"
 #include "leader.h"
@@ -376,16 +384,14 @@ static void refresh_comm(struct ps_thread *t, uint64_t now, int allow_io)
     t->comm_checked_ns = now;
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-    int fd = fds_run_open(path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return;
-    char name[17] = { 0 };
-    ssize_t n = read(fd, name, 16);
-    fds_run_close(fd);
+    char name[18] = { 0 };
+    ssize_t n = fdcache_read(path, name, sizeof name); /* kept until the thread is handed back */
     if (n <= 0)
         return;
     if (name[n - 1] == '\n')
         n--;
+    if (n > (ssize_t)sizeof t->comm)
+        n = (ssize_t)sizeof t->comm;
     memset(t->comm, 0, sizeof t->comm);
     memcpy(t->comm, name, (size_t)n);
 }
@@ -394,12 +400,45 @@ static void refresh_comm(struct ps_thread *t, uint64_t now, int allow_io)
  * from /proc (not on the fatal-signal path). */
 static uint64_t dropped_in_header; /* the dropped count last written */
 
+/* The sample file's kept descriptor (fds.h; under the io lock, or in a fork child before its
+ * threads). */
+static struct fds_held bin_held = FDS_HELD_NONE;
+
+/* The sample file's descriptor for one drain (bin_close after it); the io lock held. */
 static int bin_open(void)
 {
-    int fd = fds_run_open(ps_bin_path, O_WRONLY | O_CLOEXEC, 0);
+    int fd = atomic_load(&bin_held.fd);
+    if (fd >= 0) {
+        if (fds_held_fd(&bin_held) >= 0)
+            return fd;
+        ps_log_once("bin-lost", "the descriptor of %s was closed or replaced behind the shim's wrappers: opened again by path",
+                    ps_bin_path);
+    }
+    fd = fds_run_open(ps_bin_path, O_WRONLY | O_CLOEXEC, 0);
     if (fd < 0)
         ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+    else
+        fds_hold(&bin_held, fd);
     return fd;
+}
+
+static void bin_close(int fd)
+{
+    if (fd != atomic_load(&bin_held.fd))
+        fds_run_close(fd);
+}
+
+void writer_forget_fd(int fd)
+{
+    if (fd < 0 || fd != atomic_load(&bin_held.fd))
+        return;
+    /* Not while a drain writes through it: the target's dup2 comes after. (A dup2 from a signal
+     * handler that interrupted this thread's own drain waits the bound out, then goes on.) */
+    int locked = writer_lock_for(300);
+    if (atomic_load(&bin_held.fd) == fd)
+        fds_held_forget(&bin_held);
+    if (locked)
+        writer_unlock();
 }
 
 /* Registry slot i when its ring is the writer's to drain (a live thread, or one that exited and
@@ -476,6 +515,8 @@ static void drain_locked(int allow_io)
         dropped += atomic_load(&t->ring->dropped);
         /* An exit after this pass's unsampled check: kept until the next check has seen it. */
         if (st == PS_T_EXITED && unsampled_thread_retired(t)) {
+            if (allow_io)
+                fdcache_forget_thread(t->tid); /* its comm and status, if kept */
             dropped_retired += atomic_load(&t->ring->dropped);
             ring_free(t->ring);
             t->ring = NULL;
@@ -494,7 +535,7 @@ static void drain_locked(int allow_io)
     put_header(header, records_written, dropped);
     if (write_all_at(fd, header, sizeof header, 0) == 0)
         dropped_in_header = dropped;
-    fds_run_close(fd);
+    bin_close(fd);
 }
 
 void writer_flush(int from_signal)
@@ -614,11 +655,16 @@ static int pass_idle; /* the last pass wrote nothing new */
 static uint64_t self_vsize(void)
 {
     char buf[1024];
-    int fd = fds_run_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    fds_run_close(fd);
+    ssize_t n;
+    if (fds_may_open()) {
+        n = fdcache_read("/proc/self/stat", buf, sizeof buf); /* kept: no low number taken */
+    } else {
+        int fd = fds_run_open("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0); /* a seccomp filter's kept file */
+        if (fd < 0)
+            return 0;
+        n = pread(fd, buf, sizeof buf - 1, 0);
+        fds_run_close(fd);
+    }
     if (n <= 0)
         return 0;
     buf[n] = 0;
@@ -840,6 +886,7 @@ void writer_wake(void)
 /* After fork, in the child: the parent's writer does not exist here. */
 void writer_forget_after_fork(void)
 {
+    fds_held_close(&bin_held); /* our copy of the parent's sample file */
     writer_running = 0;
     atomic_store(&writer_idle, 0);
     atomic_store(&writer_passes, 0);

@@ -1,6 +1,7 @@
-/* writer.h: sample files, maps snapshots and the writer thread. Files are opened by path for
- * each write, never kept open; writer_flush(1), the fatal path's, allocates nothing and waits a
- * bounded time. */
+/* writer.h: sample files, maps snapshots and the writer thread. The sample file's descriptor
+ * is kept (high, marked as the shim's, its identity checked before every write); the other
+ * files are opened by path for each write. writer_flush(1), the fatal path's, allocates nothing
+ * and waits a bounded time. */
 #ifndef PERFSCOPE_WRITER_H
 #define PERFSCOPE_WRITER_H
 
@@ -27,6 +28,9 @@ void writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
 void writer_wake(void);
 void writer_forget_after_fork(void);
+/* The target is about to dup2 onto fd (fds.c): if it is the sample file's kept descriptor, it is
+ * forgotten first (the writer opens the file again by path), never written after. */
+void writer_forget_fd(int fd);
 /* From the SIGPROF handler after each sample: wakes a writer sleeping its idle period. */
 void writer_note_sample(void);
 /* The writer's passes so far on its own thread (its wakeups: meta.json's shim cost). */

@@ -1,7 +1,10 @@
-/* counters_unit.c: test driver for preload/counters/ linked from its sources, with small
- * stand-ins for the shim's ps_cfg and log. Runs the steps given as arguments, in order:
+/* counters_unit.c: test driver for preload/counters/ linked from its sources and the shim's
+ * kept-descriptor reader (preload/fdcache.c, fdheld.c), with small stand-ins for the shim's ps_cfg, log
+ * and descriptor marks (no target here to keep out of the way of). Runs the steps given as
+ * arguments, in order:
  *   open | close | read | sleep:MS | pids:LIST (comma separated, "self" = this process)
- *   | write:PATH=TEXT (replace a fixture file's contents) | alloc:MIB (touch that much heap)
+ *   | write:PATH=TEXT (replace a fixture file's contents in place)
+ *   | move:PATH=TEXT (a new file renamed over it) | alloc:MIB (touch that much heap)
  *   | nullobj (counters_add_json on NULL must do nothing)
  * Each read prints one line: {"t_ns":..., "self_pid":..., <what counters_add_json added>}.
  * Configuration as the shim reads it: PERFSCOPE_POWERCAP_ROOT, PERFSCOPE_NVML. Log lines go to
@@ -59,6 +62,32 @@ void ps_log_once(const char *key, const char *fmt, ...) {
 
 void ps_path(char *buf, size_t size, const char *name) {
     snprintf(buf, size, "./%s", name);
+}
+
+/* fdcache.c's view of the shim's descriptors: moved high as the shim moves them, no marks. */
+void fds_mark(int fd, int ours) {
+    (void)fd;
+    (void)ours;
+}
+
+int fds_is_ours(int fd) {
+    (void)fd;
+    return 0;
+}
+
+int ps_real_close(int fd) {
+    return close(fd);
+}
+
+int clock_fd_base(void) {
+    return 512;
+}
+
+int clock_move_fd_high(int fd) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, clock_fd_base());
+    if (high < 0) return fd;
+    close(fd);
+    return high;
 }
 
 int ps_run_pids(pid_t *pids, int max) {
@@ -132,6 +161,15 @@ int main(int argc, char **argv) {
             path[eq - a - 6] = '\0';
             FILE *f = fopen(path, "w");
             if (!f || fprintf(f, "%s\n", eq + 1) < 0 || fclose(f) != 0) die("cannot write", path);
+        } else if (strncmp(a, "move:", 5) == 0) {
+            char path[4096], tmp[4200];
+            const char *eq = strchr(a + 5, '=');
+            if (!eq || (size_t)(eq - a - 5) >= sizeof path) die("bad step", a);
+            memcpy(path, a + 5, (size_t)(eq - a - 5));
+            path[eq - a - 5] = '\0';
+            snprintf(tmp, sizeof tmp, "%s.new", path);
+            FILE *f = fopen(tmp, "w");
+            if (!f || fprintf(f, "%s\n", eq + 1) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) die("cannot move", path);
         } else if (strncmp(a, "alloc:", 6) == 0) {
             size_t n = (size_t)atol(a + 6) << 20;
             char *p = malloc(n);

@@ -2,7 +2,8 @@
 # t_shim_thread_exit: each thread's perf event or timer is closed when the thread exits.
 # t_churn starts and joins 240 short threads (4 at a time, 3 ms of CPU each) under the shim at
 # 997 Hz, on perf events (where allowed) and on the tick timer:
-# - the process's open descriptors and POSIX timers after the churn are those before it (+1);
+# - the process's open descriptors and POSIX timers after the churn are those before it (+1;
+#   the main thread's own /proc files, which the shim keeps once it reads them, not counted);
 # - exit 0, no output from the shim;
 # - on perf events: most threads have samples, and the samples cover >= 80% of their CPU time.
 set -u

@@ -1,7 +1,8 @@
 /* counters.c: the counters module's entry points. Opens and closes the three sources (RAPL zones,
  * NVML GPUs, RssAnon) and adds their JSON under one lock, so the leader's periodic thread and its
- * phase-boundary reads never interleave. Must never abort, print, or hold a descriptor between
- * calls; anything unreadable is logged once by the part that met it and left out. */
+ * phase-boundary reads never interleave. Must never abort or print; files are read through the
+ * shim's kept descriptors (fdcache.h), never opened at a low number each period; anything
+ * unreadable is logged once by the part that met it and left out. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "counters/counters.h"
 #include "counters/parts.h"
+#include "fdcache.h"
 #include "log.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,24 +77,10 @@ int counters_pid_seen_before(const pid_t *pids, int i) {
 }
 
 ssize_t counters_read_small(const char *path, char *buf, size_t size, const char **op) {
-    *op = "open";
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    size_t len = 0;
     *op = "read";
-    while (len + 1 < size) {
-        ssize_t n = read(fd, buf + len, size - 1 - len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int err = errno;
-            if (err != EBADF) counters_sys_close(fd);   /* EBADF: the target closed it; the number is not ours */
-            errno = err;
-            return -1;
-        }
-        if (n == 0) break;
-        len += (size_t)n;
-    }
-    counters_sys_close(fd);
+    ssize_t n = fdcache_read(path, buf, size);   /* a kept descriptor: no low number taken */
+    if (n < 0) return -1;
+    size_t len = (size_t)n;
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) len--;
     buf[len] = '\0';
     return (ssize_t)len;

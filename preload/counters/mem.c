@@ -1,7 +1,7 @@
 /* mem.c: host memory of the run's processes: RssAnon (anonymous resident memory, the part a
  * model's weights and KV cache live in when on the host) from /proc/<pid>/statm, per pid and
- * summed. Reads with plain open/read/close (counters_sys_close) into a stack buffer: no stdio,
- * no allocation, no descriptor kept. Must never abort or print; a pid that is gone is skipped silently (it holds
+ * summed. Reads through the shim's kept descriptors (fdcache.h) into a stack buffer: no stdio,
+ * no allocation. Must never abort or print; a pid that is gone is skipped silently (it holds
  * no memory), one that cannot be read is logged once. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "counters/parts.h"
+#include "fdcache.h"
 #include "log.h"
 
 /* RssAnon of pid in KiB into *kib, from /proc/<pid>/statm: resident minus shared pages is
@@ -22,18 +23,11 @@
 static int rss_anon(pid_t pid, long long *kib) {
     char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n;
-    do n = read(fd, buf, sizeof buf - 1);
-    while (n < 0 && errno == EINTR);
-    int err = n < 0 ? errno : 0;
-    if (err != EBADF) counters_sys_close(fd);   /* EBADF: the target closed it; the number is not ours */
+    ssize_t n = fdcache_read(path, buf, sizeof buf);   /* a kept descriptor: no low number taken */
     if (n <= 0) {
-        errno = n < 0 ? err : ESRCH;
+        if (n == 0) errno = ESRCH;
         return -1;
     }
-    buf[n] = '\0';
     char *end;
     long long size = strtoll(buf, &end, 10);
     long long resident = strtoll(end, &end, 10);

@@ -1,7 +1,9 @@
 /* parts.h: the three counter sources behind counters.c (RAPL, NVML, RssAnon). Private to
  * preload/counters/. counters.c serialises every call under one lock, so the parts keep plain
  * static state. None of them may abort, print, or keep a descriptor of its own open between calls
- * (NVML, once loaded, keeps its device files open inside the library until the process ends). */
+ * (NVML, once loaded, keeps its device files open inside the library until the process ends);
+ * the files read every period go through the shim's kept descriptors (fdcache.h, their one
+ * owner, above the target's numbers; tests/counters_unit.c reads them plainly). */
 #ifndef PERFSCOPE_COUNTERS_PARTS_H
 #define PERFSCOPE_COUNTERS_PARTS_H
 
@@ -22,8 +24,8 @@ void mem_add_json(cJSON *obj, const pid_t *pids, int npids);
 /* Small helpers shared by the parts (counters.c). */
 /* 1 when pids[i] already appeared in pids[0..i-1]: duplicates are counted once. */
 int counters_pid_seen_before(const pid_t *pids, int i);
-/* Reads the whole small file at path into buf (NUL terminated, trailing newline cut).
- * Returns the length, or -1 with errno set; *op names the call that failed. */
+/* Reads the whole small file at path into buf (NUL terminated, trailing newline cut), through
+ * fdcache_read. Returns the length, or -1 with errno set; *op names the call that failed. */
 ssize_t counters_read_small(const char *path, char *buf, size_t size, const char **op);
 /* close and dlclose for the parts' own descriptors and library: the shim exports wrappers of
  * both for the target (fds.c, interpose.c), and the shim's own calls must never pass through

@@ -1,9 +1,14 @@
 /* t_churn [BATCHES]: threads come and go. BATCHES times, starts 4 threads that each burn 3 ms of
  * CPU in burn_churn and exit, and joins them. Prints
  *   "fds_before N fds_after N timers_before N timers_after N threads N"
- * counting open descriptors (/proc/self/fd) and POSIX timers (/proc/self/timers) after a short
- * settle at the start (20 ms of CPU, then 0.3 s asleep) and after the last join: each thread's perf event or timer must be closed
- * when the thread exits. */
+ * counting open descriptors (/proc/self/fd) and POSIX timers (/proc/self/timers) after a
+ * settle at the start (20 ms of CPU, then 1.3 s asleep: past the shim's once-a-second checks,
+ * whose files it keeps open from the first one on) and after the last join: each thread's perf
+ * event or timer, and any file of a thread's the shim kept, must be closed when the thread
+ * exits. The main thread's own /proc files (/proc/<pid>/task/<pid>/...), which the shim keeps
+ * from its first read of them (the main thread's name and mask, read once it has samples or
+ * CPU time the samples miss: during the churn), are the main thread's, not the churned
+ * threads', and are not counted. */
 #define _GNU_SOURCE
 #include "burn.h"
 #include <dirent.h>
@@ -22,10 +27,22 @@ static int count_fds(void)
     int n = 0;
     if (!d)
         return -1;
+    char mine[64];
+    int mine_len = snprintf(mine, sizeof mine, "/proc/%d/task/%d/", (int)getpid(), (int)getpid());
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], link[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len > 0) {
+            link[len] = 0;
+            if (strncmp(link, mine, (size_t)mine_len) == 0)
+                continue;
+        }
+        n++;
+    }
     closedir(d);
     return n - 1; /* the directory's own descriptor */
 }
@@ -57,7 +74,7 @@ int main(int argc, char **argv)
     /* Let the shim's own start settle: a first sample (libunwind is set up, its pipe made, by
      * the writer once one has come), then its threads' passes. */
     burn_churn(0.02);
-    usleep(300000);
+    usleep(1300000);
     int fds0 = count_fds(), timers0 = count_timers();
     for (int b = 0; b < batches; b++) {
         pthread_t th[4];
