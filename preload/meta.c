@@ -290,10 +290,23 @@ static int file_lock_for(int ms)
 /* Writes the text as meta.json: under a temporary name, then renamed; in place (padded with
  * spaces to the length before, which JSON allows) once a seccomp filter may forbid the opens.
  * Async-signal-safe; from_signal: the wait for another writer is bounded. */
-static void write_file(const char *text, size_t n, int from_signal)
+/* final: the file with the run's end in it (the exit path's, the signal-safe way out's). Once
+ * one is written, no other render replaces it: the watcher's render (machine_before) may have
+ * checked for the final status just before the way out set it, without the lock the way out
+ * cannot take, and would put an end-less file over the last one ("exit 3" without end_ns or
+ * the exit figures, t_shim_exits' quick case under load). Under the file lock. */
+static int final_written;
+
+static void write_file(const char *text, size_t n, int from_signal, int final)
 {
     if (!n || !file_lock_for(from_signal ? 300 : -1))
         return;
+    if (final_written && !final) {
+        atomic_store(&file_lock, 0);
+        return;
+    }
+    if (final)
+        final_written = 1;
     if (atomic_load(&in_place)) {
         int fd = fds_run_open(path, O_WRONLY | O_CLOEXEC, 0);
         if (fd >= 0) {
@@ -336,7 +349,7 @@ static size_t last_key(const char *text, size_t len, const char *key)
 
 /* Renders meta (caller holds doc_lock) with "sampling", "end_ns" and "status" last, the status
  * the final one once known, and writes it. */
-static void render_and_write(void)
+static void render_and_write(int final)
 {
     cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(meta, "status");
     cJSON *sampling = cJSON_DetachItemFromObjectCaseSensitive(meta, "sampling");
@@ -361,7 +374,7 @@ static void render_and_write(void)
         status_key_at[next] = at > 2 && rendered[next][at - 1] == ',' && rendered[next][at - 2] == '}' &&
                                       sampling && !end ? at : 0;
         atomic_store(&shown, next);
-        write_file(rendered[next], len, 0);
+        write_file(rendered[next], len, 0, final);
     }
     cJSON_free(text);
 }
@@ -395,7 +408,7 @@ void meta_write_start(void)
         cJSON_AddNumberToObject(meta, "t0_ns", (double)t0_ns);
         cJSON_AddNumberToObject(meta, "t0_wall_s", wall_s);
         add_config(meta);
-        render_and_write();
+        render_and_write(0);
     }
     pthread_mutex_unlock(&doc_lock);
 }
@@ -421,7 +434,7 @@ void meta_complete(void)
     if (mb && meta && !atomic_load(&final_set) && !cJSON_GetObjectItemCaseSensitive(meta, "machine_before")) {
         cJSON_AddItemToObject(meta, "machine_before", mb);
         mb = NULL;
-        render_and_write();
+        render_and_write(0);
     }
     pthread_mutex_unlock(&doc_lock);
     cJSON_Delete(mb);
@@ -489,7 +502,7 @@ void meta_write_exit(const char *status)
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "end_ns");
     cJSON_AddNumberToObject(meta, "end_ns", (double)f.end_ns);
     set_final(status);
-    render_and_write();
+    render_and_write(1);
     pthread_mutex_unlock(&doc_lock);
 }
 
@@ -554,7 +567,7 @@ void meta_rewrite_status(const char *status)
         safefmt_str(&f, "\"}\n");
     }
     if (!f.overflow)
-        write_file(out, f.len, 1);
+        write_file(out, f.len, 1, 1);
 }
 
 /* The end of this run may pass unseen (a seccomp filter or strict mode on one of its threads):
@@ -564,7 +577,7 @@ void meta_note_end_unseen(const char *why)
     pthread_mutex_lock(&doc_lock);
     if (meta && !cJSON_GetObjectItemCaseSensitive(meta, "end_unseen")) {
         cJSON_AddStringToObject(meta, "end_unseen", why);
-        render_and_write();
+        render_and_write(0);
     }
     pthread_mutex_unlock(&doc_lock);
 }
