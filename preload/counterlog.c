@@ -49,7 +49,9 @@ static void append_batch(void)
             ps_log_once(RUN_COUNTERS, "cannot append to %s: %s", path, strerror(errno));
             return;
         }
-        held = fds_hold(&out_held, fd);
+        held = fds_hold(&out_held, fd, path);
+        if (held < 0)
+            return; /* the number is the target's now: not ours to write or close */
     }
     /* One write per batch of whole lines: a reader never sees half a line. */
     if (write(fd, batch, batch_len) != (ssize_t)batch_len)
@@ -136,9 +138,10 @@ void counterlog_forget_fd(int fd)
 {
     if (fd < 0 || fd != atomic_load(&out_held.fd))
         return;
-    /* Not while a batch is written through it: the target's dup2 comes after (bounded wait). */
+    /* Not while a batch is written through it: the target's dup2 comes after (bounded wait:
+     * 5 s, a write that hangs on a slow disk). */
     int got = 0;
-    for (int i = 0; i < 1500 && !(got = !atomic_exchange(&busy, 1)); i++) {
+    for (int i = 0; i < 25000 && !(got = !atomic_exchange(&busy, 1)); i++) {
         struct timespec ts = { 0, 200000 };
         nanosleep(&ts, NULL);
     }

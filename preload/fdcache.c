@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "shim.h"
 #include "fdheld.h"
 #include "fds.h"
@@ -86,16 +86,13 @@ static struct fdcache_slot *find_locked(const char *path)
     return NULL;
 }
 
-/* Opens path and keeps it in a slot when it can be kept; the descriptor, or -1. *kept says
- * whether it stays open. */
+/* Opens path (counted among the opens a seccomp filter waits for: fds_run_open) and keeps it
+ * in a slot when it can be kept; the descriptor, or -1. *kept says whether it stays open. */
 static int open_locked(const char *path, int *kept)
 {
     *kept = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    fd = clock_move_fd_high(fd);
-    if (strlen(path) >= FDCACHE_PATH)
+    int fd = fds_run_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0 || strlen(path) >= FDCACHE_PATH)
         return fd;
     struct fdcache_slot *s = NULL;
     for (int i = 0; i < FDCACHE_SLOTS && !s; i++)
@@ -106,8 +103,13 @@ static int open_locked(const char *path, int *kept)
         next_victim = (next_victim + 1) % FDCACHE_SLOTS;
         drop(s);
     }
-    if (!fds_hold(&s->held, fd))
-        return fd; /* low: read and closed at once */
+    int held = fds_hold(&s->held, fd, path);
+    if (held < 0) {
+        errno = EBADF; /* the number is the target's now: not ours to read or close */
+        return -1;
+    }
+    if (!held)
+        return fd; /* low, or fds.c's own: read and closed at once */
     strcpy(s->path, path);
     s->used_ns = ps_now_ns();
     *kept = 1;
@@ -118,6 +120,17 @@ ssize_t fdcache_read(const char *path, char *buf, size_t size)
 {
     if (size == 0) {
         errno = EINVAL;
+        return -1;
+    }
+    /* Counted among the shim's opens a seccomp filter for every thread waits for, and not at
+     * all once one may forbid them (fds.c): the stat, the open and the read all inside. */
+    if (!fds_io_enter()) {
+        errno = EPERM;
+        return -1;
+    }
+    if (!fds_may_open()) {
+        fds_io_leave();
+        errno = EPERM;
         return -1;
     }
     pthread_mutex_lock(&lock);
@@ -139,9 +152,10 @@ ssize_t fdcache_read(const char *path, char *buf, size_t size)
             if (atomic_load(&slots[i].held.fd) == fd)
                 drop(&slots[i]);
     } else if (fd >= 0 && !kept) {
-        ps_real_close(fd);
+        fds_run_close(fd);
     }
     pthread_mutex_unlock(&lock);
+    fds_io_leave();
     errno = err;
     return n;
 }
@@ -162,7 +176,15 @@ void fdcache_forget_fd(int fd)
 {
     if (fd < 0)
         return;
-    pthread_mutex_lock(&lock);
+    /* From the target's dup2, maybe in a handler that interrupted this thread's own read: a
+     * bounded wait; if the slot stays, its identity check catches the dup2 at the next read. */
+    int locked = 0;
+    for (int i = 0; i < 10000 && !(locked = pthread_mutex_trylock(&lock) == 0); i++) {
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+    if (!locked)
+        return;
     init_locked();
     for (int i = 0; i < FDCACHE_SLOTS; i++) {
         if (atomic_load(&slots[i].held.fd) == fd) {

@@ -14,14 +14,20 @@ static int held_is_file(const struct fds_held *h, int fd)
     return fstat(fd, &st) == 0 && (unsigned long long)st.st_dev == h->dev && (unsigned long long)st.st_ino == h->ino;
 }
 
-int fds_hold(struct fds_held *h, int fd)
+int fds_hold(struct fds_held *h, int fd, const char *path)
 {
-    struct stat st;
-    if (fd < clock_fd_base() || fds_is_ours(fd) || fstat(fd, &st) != 0)
+    if (fd < clock_fd_base() || fds_is_ours(fd))
         return 0; /* low (no room above), or a descriptor fds.c keeps already */
+    fds_mark(fd, 1);
+    /* An open file pins its name's entry, so the path names the same inode while fd is ours
+     * (/proc's included). */
+    struct stat st, sp;
+    if (fstat(fd, &st) != 0 || stat(path, &sp) != 0 || st.st_dev != sp.st_dev || st.st_ino != sp.st_ino) {
+        fds_mark(fd, 0);
+        return -1;
+    }
     h->dev = (unsigned long long)st.st_dev;
     h->ino = (unsigned long long)st.st_ino;
-    fds_mark(fd, 1);
     atomic_store(&h->fd, fd);
     return 1;
 }

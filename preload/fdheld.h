@@ -15,9 +15,12 @@ struct fds_held {
 };
 #define FDS_HELD_NONE { -1, 0, 0 }
 
-/* Takes fd over when it is above the target's numbers and not one fds.c keeps (1); else leaves
- * it to the caller (0). */
-int fds_hold(struct fds_held *h, int fd);
+/* Takes fd, just opened on path, over when it is above the target's numbers and not one fds.c
+ * keeps (1); else leaves it to the caller (0). -1: the number is no longer the file at path (a
+ * target's dup2 landed on it between the open and now): the caller must neither use nor close
+ * it. It is marked as ours before the check, so a dup2 through the wrapper after the check goes
+ * around it. */
+int fds_hold(struct fds_held *h, int fd, const char *path);
 /* The kept descriptor while it is still its file; -1 (and forgotten) otherwise. */
 int fds_held_fd(struct fds_held *h);
 /* Closes the kept descriptor while it is still its file, and forgets it. */

@@ -283,9 +283,13 @@ PS_API void closefrom(int lowfd)
 }
 
 /* The target wants a number we hold: give ours another one first. */
-static void make_room(int fd)
+static void make_room(int fd, int oldfd)
 {
     if (!is_ours(fd))
+        return;
+    /* A vfork child shares our memory but has a descriptor table of its own: its dup2 takes
+     * nothing of ours. A dup2 that will fail (oldfd not open) closes nothing either. */
+    if (getpid() != ps_pid || fcntl(oldfd, F_GETFD) < 0)
         return;
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
@@ -312,7 +316,7 @@ PS_API int dup2(int oldfd, int newfd)
         errno = EBADF;
         return -1;
     }
-    make_room(newfd);
+    make_room(newfd, oldfd);
     return real_dup2(oldfd, newfd);
 }
 
@@ -323,6 +327,6 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
-    make_room(newfd);
+    make_room(newfd, oldfd);
     return real_dup3(oldfd, newfd, flags);
 }

@@ -404,37 +404,61 @@ static uint64_t dropped_in_header; /* the dropped count last written */
  * threads). */
 static struct fds_held bin_held = FDS_HELD_NONE;
 
+static int bin_via_held; /* this drain's descriptor is bin_held's (under the io lock) */
+
 /* The sample file's descriptor for one drain (bin_close after it); the io lock held. */
 static int bin_open(void)
 {
     int fd = atomic_load(&bin_held.fd);
     if (fd >= 0) {
-        if (fds_held_fd(&bin_held) >= 0)
+        if (fds_held_fd(&bin_held) >= 0) {
+            bin_via_held = 1;
             return fd;
+        }
         ps_log_once("bin-lost", "the descriptor of %s was closed or replaced behind the shim's wrappers: opened again by path",
                     ps_bin_path);
     }
+    bin_via_held = 0;
     fd = fds_run_open(ps_bin_path, O_WRONLY | O_CLOEXEC, 0);
-    if (fd < 0)
+    if (fd < 0) {
         ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
-    else
-        fds_hold(&bin_held, fd);
+        return fd;
+    }
+    int held = fds_hold(&bin_held, fd, ps_bin_path);
+    if (held < 0) {
+        errno = EBADF; /* the number is the target's now: not ours to write or close */
+        return -1;
+    }
+    bin_via_held = held;
     return fd;
+}
+
+/* A write of the drain's, while its descriptor is still the sample file's: a kept one the
+ * target's dup2 made us forget mid-drain (writer_forget_fd gave up waiting) is not written. */
+static int bin_write_at(int fd, const void *buf, size_t len, off_t off)
+{
+    if (bin_via_held && atomic_load(&bin_held.fd) != fd) {
+        errno = EBADF;
+        return -1;
+    }
+    return write_all_at(fd, buf, len, off);
 }
 
 static void bin_close(int fd)
 {
-    if (fd != atomic_load(&bin_held.fd))
-        fds_run_close(fd);
+    if (!bin_via_held)
+        fds_run_close(fd); /* a kept one stays, or was forgotten: the number is not ours to close */
 }
 
 void writer_forget_fd(int fd)
 {
     if (fd < 0 || fd != atomic_load(&bin_held.fd))
         return;
-    /* Not while a drain writes through it: the target's dup2 comes after. (A dup2 from a signal
-     * handler that interrupted this thread's own drain waits the bound out, then goes on.) */
-    int locked = writer_lock_for(300);
+    /* Not while a drain writes through it: the target's dup2 comes after. The drain on a
+     * target's thread (the way out) runs with signals blocked, so no handler of this thread
+     * waits here for its own drain; the bound is for a drain that hangs on a slow disk, and
+     * bin_write_at then writes nothing more once it is forgotten. */
+    int locked = writer_lock_for(5000);
     if (atomic_load(&bin_held.fd) == fd)
         fds_held_forget(&bin_held);
     if (locked)
@@ -495,7 +519,7 @@ static void drain_locked(int allow_io)
             uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
             for (uint32_t w = 0; w < r->weight; w++) {
                 if (used + rs > sizeof batch) {
-                    if (!failed && write_all_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
+                    if (!failed && bin_write_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
                         failed = 1;
                     used = 0;
                 }
@@ -523,7 +547,7 @@ static void drain_locked(int allow_io)
             atomic_store(&t->state, PS_T_FREE);
         }
     }
-    if (used && !failed && write_all_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
+    if (used && !failed && bin_write_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
         failed = 1;
     if (failed) {
         ps_log_once("bin-write", "cannot write samples to %s: %s; samples are being lost", ps_bin_path, strerror(errno));
@@ -533,17 +557,27 @@ static void drain_locked(int allow_io)
     records_written += pending;
     unsigned char header[SAMPLEFILE_HEADER_BYTES];
     put_header(header, records_written, dropped);
-    if (write_all_at(fd, header, sizeof header, 0) == 0)
+    if (bin_write_at(fd, header, sizeof header, 0) == 0)
         dropped_in_header = dropped;
     bin_close(fd);
 }
 
 void writer_flush(int from_signal)
 {
-    if (!writer_lock_for(from_signal ? 300 : -1))
-        return;
-    drain_locked(!from_signal);
-    writer_unlock();
+    /* On a target's thread (the way out) no handler of the target's may run mid-drain: a dup2
+     * from one onto the kept descriptor would wait for this very drain (writer_forget_fd). */
+    sigset_t all, old;
+    int masked = !from_signal && !ps_shim_thread;
+    if (masked) {
+        sigfillset(&all);
+        ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+    }
+    if (writer_lock_for(from_signal ? 300 : -1)) {
+        drain_locked(!from_signal);
+        writer_unlock();
+    }
+    if (masked)
+        ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* How long the writer sleeps between passes. A process may end without any wrapper seeing it

@@ -10,6 +10,9 @@
 # - r_heldswap puts files of its own on the shim's kept descriptors (the sample file's and
 #   counters.jsonl's) with a raw dup3, past the wrappers: nothing is written into them, the
 #   shim logs it and goes on writing its own files (samples and counters lines after the swap).
+# - r_heldswap vfork: a vfork child's dup2 onto the sample file's kept descriptor leaves the
+#   parent's as they were (one descriptor naming the file; before, the child's dup2 made the
+#   parent forget its own, left open, and open another: 2).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -62,5 +65,13 @@ check(sum(1 for c in counters if c.get("t_ns", 0) > at) >= 5,
       "r_heldswap: %d counters lines after the swap" % sum(1 for c in counters if c.get("t_ns", 0) > at))
 log = open(os.path.join("out-swap", "perfscope.log")).read()
 check("replaced behind the shim's wrappers" in log, "r_heldswap: perfscope.log says nothing of it:\n%s" % log)
+
+res = run([target("r_heldswap"), "vfork"], shim_env("out-vfork", HZ=199), what="r_heldswap vfork")
+expect_ok(res, "r_heldswap vfork")
+words = res.stdout.decode().split()
+require(len(words) == 3 and words[0] == "vfork", "r_heldswap vfork: output %r" % res.stdout)
+print("# r_heldswap vfork: descriptors naming the sample file %s before, %s after" % (words[1], words[2]))
+check(words[1] == "1" and words[2] == "1", "r_heldswap vfork: descriptors naming the sample file: %s before the vfork "
+      "child's dup2, %s after (1 and 1 wanted)" % (words[1], words[2]))
 finish()
 EOF2

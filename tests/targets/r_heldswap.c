@@ -2,7 +2,11 @@
  * wrappers. It burns 0.5 s of CPU, then finds its descriptors that name a sample file
  * (cpuprof.*.bin) or counters.jsonl, and for each makes a file of its own, VICTIM_PREFIX<n>, and
  * puts it on that number with a raw dup3 system call (no wrapper sees it); burns 1.5 s more and
- * prints "swapped N at <CLOCK_MONOTONIC ns>" and, for each victim, "victim <n> <its size>". The shim must never
+ * prints "swapped N at <CLOCK_MONOTONIC ns>" and, for each victim, "victim <n> <its size>".
+ * r_heldswap vfork: burns 0.5 s, then a vfork child dup2s /dev/null (through the C library's
+ * dup2) onto the descriptor that names the sample file, and exits; the parent burns 1.0 s more
+ * and prints "vfork <descriptors naming a sample file, before> <after>": the child's table is
+ * its own, so the parent's are as before. The shim must never
  * write into those files (size 0), and must go on writing its own. Exit 0. */
 #define _GNU_SOURCE
 #include "burn.h"
@@ -11,15 +15,58 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 DEFINE_BURN_SINK
 DEFINE_BURN(burn_swap)
 
+static int bin_fds(int *first)
+{
+    int n = 0;
+    *first = -1;
+    for (int fd = 3; fd < 4096; fd++) {
+        char path[64], link[512];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(path, link, sizeof link - 1);
+        if (len <= 0)
+            continue;
+        link[len] = 0;
+        if (strstr(link, "/cpuprof.") && strstr(link, ".bin")) {
+            if (*first < 0)
+                *first = fd;
+            n++;
+        }
+    }
+    return n;
+}
+
+static int vfork_case(void)
+{
+    burn_swap(0.5);
+    int fd, before = bin_fds(&fd);
+    if (fd < 0)
+        return 5;
+    pid_t pid = vfork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDONLY);
+        dup2(null, fd);
+        _exit(0);
+    }
+    if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+        return 6;
+    burn_swap(1.0);
+    int ignored, after = bin_fds(&ignored);
+    printf("vfork %d %d\n", before, after);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2)
         return 2;
+    if (strcmp(argv[1], "vfork") == 0)
+        return vfork_case();
     burn_swap(0.5);
     int swapped = 0, victims[16];
     uint64_t at = mono_ns();

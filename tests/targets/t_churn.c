@@ -5,7 +5,8 @@
  * settle at the start (20 ms of CPU, then 1.3 s asleep: past the shim's once-a-second checks,
  * whose files it keeps open from the first one on) and after the last join: each thread's perf
  * event or timer, and any file of a thread's the shim kept, must be closed when the thread
- * exits. The main thread's own /proc files (/proc/<pid>/task/<pid>/...), which the shim keeps
+ * exits (counted again 1.1 s after the last join: the shim closes a thread's at its writer's
+ * next pass). The main thread's own /proc files (/proc/<pid>/task/<pid>/...), which the shim keeps
  * from its first read of them (the main thread's name and mask, read once it has samples or
  * CPU time the samples miss: during the churn), are the main thread's, not the churned
  * threads', and are not counted. */
@@ -86,6 +87,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             pthread_join(th[i], NULL);
     }
+    /* The shim closes what it kept of a thread when it hands the thread's slot back, at its
+     * writer's next pass after the exit (every 250 ms at most, a second when idle). */
+    usleep(1100000);
     printf("fds_before %d fds_after %d timers_before %d timers_after %d threads %d\n", fds0, count_fds(),
            timers0, count_timers(), 4 * batches);
     return 0;
