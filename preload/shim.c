@@ -78,7 +78,7 @@ static void atfork_child(void)
 {
     int saved = errno;
     struct ps_xfsz x;
-    ps_xfsz_hold(&x);
+    ps_xfsz_hold_alone(&x); /* a fork child has only this thread */
     reset_locks_in_child();
     shim_after_fork_child();
     ps_xfsz_release(&x);
