@@ -79,8 +79,10 @@ static void atfork_child(void)
     int saved = errno;
     struct ps_xfsz x;
     ps_xfsz_hold_alone(&x); /* a fork child has only this thread */
+    fds_alone(1);
     reset_locks_in_child();
     shim_after_fork_child();
+    fds_alone(0);
     ps_xfsz_release(&x);
     errno = saved;
 }
