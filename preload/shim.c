@@ -89,6 +89,11 @@ static void atfork_child(void)
 
 static int make_dirs(const char *path)
 {
+    struct stat st;
+    /* The run's folder is there but for the run's first process: one stat, no mkdir per
+     * component (the answer is the same: a folder we may write in). */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return access(path, W_OK | X_OK);
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++) {
@@ -101,7 +106,6 @@ static int make_dirs(const char *path)
     }
     if (mkdir(buf, 0755) != 0 && errno != EEXIST)
         return -1;
-    struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
         return -1;
