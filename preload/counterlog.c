@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,25 +39,29 @@ static _Atomic int busy;        /* the batch is being touched (the watcher or th
 static char path[PATH_MAX];     /* made on the watcher: the way out may be on a small stack */
 static struct fds_held out_held = FDS_HELD_NONE; /* counters.jsonl, once it has its first line */
 
-/* Appends the batch to the file that has its first line; busy held. Async-signal-safe. */
+/* Appends the batch to the file that has its first line; busy held. Async-signal-safe. One
+ * write per batch of whole lines: a reader never sees half a line. */
 static void append_batch(void)
 {
     int fd = fds_held_fd(&out_held);
-    int held = fd >= 0;
-    if (!held) {
-        fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
-        if (fd < 0) {
-            ps_log_once(RUN_COUNTERS, "cannot append to %s: %s", path, strerror(errno));
+    if (fd >= 0) {
+        if (fds_held_begin(&out_held, fd)) {
+            if (write(fd, batch, batch_len) != (ssize_t)batch_len)
+                ps_log_once(RUN_COUNTERS, "short write to %s: %s", path, strerror(errno));
+            fds_held_end(&out_held);
             return;
         }
-        held = fds_hold(&out_held, fd, path);
-        if (held < 0)
-            return; /* the number is the target's now: not ours to write or close */
     }
-    /* One write per batch of whole lines: a reader never sees half a line. */
+    struct stat before;
+    int keep = fds_may_open() && stat(path, &before) == 0; /* the file it must be */
+    fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+    if (fd < 0) {
+        ps_log_once(RUN_COUNTERS, "cannot append to %s: %s", path, strerror(errno));
+        return;
+    }
     if (write(fd, batch, batch_len) != (ssize_t)batch_len)
         ps_log_once(RUN_COUNTERS, "short write to %s: %s", path, strerror(errno));
-    if (!held)
+    if (!(keep && fds_hold(&out_held, fd, &before)))
         fds_run_close(fd);
 }
 
@@ -122,8 +127,9 @@ void counterlog_flush_signal_safe(void)
         int saved = errno;
         /* The file has its first line by now (written at once): a plain append. */
         int fd = fds_held_fd(&out_held);
-        if (fd >= 0) {
+        if (fd >= 0 && fds_held_begin(&out_held, fd)) {
             if (write(fd, batch, batch_len) < 0) { /* nothing to do on the way out */ }
+            fds_held_end(&out_held);
         } else if ((fd = fds_run_open(path, O_WRONLY | O_APPEND | O_CLOEXEC, 0)) >= 0) {
             if (write(fd, batch, batch_len) < 0) { /* nothing to do on the way out */ }
             fds_run_close(fd);
@@ -145,8 +151,7 @@ void counterlog_forget_fd(int fd)
         struct timespec ts = { 0, 200000 };
         nanosleep(&ts, NULL);
     }
-    if (atomic_load(&out_held.fd) == fd)
-        fds_held_forget(&out_held);
+    fds_held_forget_for_dup2(&out_held, fd);
     if (got)
         atomic_store(&busy, 0);
 }

@@ -91,8 +91,10 @@ static struct fdcache_slot *find_locked(const char *path)
 static int open_locked(const char *path, int *kept)
 {
     *kept = 0;
+    struct stat before;
+    int keep = strlen(path) < FDCACHE_PATH && stat(path, &before) == 0; /* the file it must be */
     int fd = fds_run_open(path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0 || strlen(path) >= FDCACHE_PATH)
+    if (fd < 0 || !keep)
         return fd;
     struct fdcache_slot *s = NULL;
     for (int i = 0; i < FDCACHE_SLOTS && !s; i++)
@@ -103,13 +105,8 @@ static int open_locked(const char *path, int *kept)
         next_victim = (next_victim + 1) % FDCACHE_SLOTS;
         drop(s);
     }
-    int held = fds_hold(&s->held, fd, path);
-    if (held < 0) {
-        errno = EBADF; /* the number is the target's now: not ours to read or close */
-        return -1;
-    }
-    if (!held)
-        return fd; /* low, or fds.c's own: read and closed at once */
+    if (!fds_hold(&s->held, fd, &before))
+        return fd; /* low, fds.c's own, or not the file the path named: read and closed at once */
     strcpy(s->path, path);
     s->used_ns = ps_now_ns();
     *kept = 1;
@@ -183,12 +180,17 @@ void fdcache_forget_fd(int fd)
         struct timespec ts = { 0, 200000 };
         nanosleep(&ts, NULL);
     }
-    if (!locked)
+    if (!locked) {
+        /* Forgotten all the same (readers only pread through it, and close nothing forgotten):
+         * else the target's file on that number would stay marked as ours. */
+        for (int i = 0; i < FDCACHE_SLOTS; i++)
+            fds_held_forget_for_dup2(&slots[i].held, fd);
         return;
+    }
     init_locked();
     for (int i = 0; i < FDCACHE_SLOTS; i++) {
         if (atomic_load(&slots[i].held.fd) == fd) {
-            fds_held_forget(&slots[i].held); /* the target's dup2 closes it */
+            fds_held_forget_for_dup2(&slots[i].held, fd); /* the target's dup2 closes it */
             slots[i].path[0] = 0;
         }
     }

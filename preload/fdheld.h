@@ -9,23 +9,33 @@
 #ifndef PERFSCOPE_FDHELD_H
 #define PERFSCOPE_FDHELD_H
 
+#include <sys/stat.h>
+
 struct fds_held {
     _Atomic int fd; /* -1: none */
     unsigned long long dev, ino;
+    _Atomic int in_use; /* the number a write or read is under way on (fds_held_begin), or -1 */
 };
-#define FDS_HELD_NONE { -1, 0, 0 }
+#define FDS_HELD_NONE { -1, 0, 0, -1 }
 
-/* Takes fd, just opened on path, over when it is above the target's numbers and not one fds.c
- * keeps (1); else leaves it to the caller (0). -1: the number is no longer the file at path (a
- * target's dup2 landed on it between the open and now): the caller must neither use nor close
- * it. It is marked as ours before the check, so a dup2 through the wrapper after the check goes
- * around it. */
-int fds_hold(struct fds_held *h, int fd, const char *path);
+/* Takes fd over when it is above the target's numbers, not one fds.c keeps, and the file that
+ * before (a stat of its path taken before the open) names: 1; else 0, fd left to the caller to
+ * use and close as usual. (Before the open, not after: a /proc file of a thread or process
+ * reaped since has no path any more; a number the target's dup2 took between the open and now
+ * is not the file before names.) It is marked as ours before the check. */
+int fds_hold(struct fds_held *h, int fd, const struct stat *before);
 /* The kept descriptor while it is still its file; -1 (and forgotten) otherwise. */
 int fds_held_fd(struct fds_held *h);
+/* Around one system call on fd, got from fds_held_fd: 0 when it was forgotten meanwhile (do
+ * not use it); fds_held_end after the call. */
+int fds_held_begin(struct fds_held *h, int fd);
+void fds_held_end(struct fds_held *h);
 /* Closes the kept descriptor while it is still its file, and forgets it. */
 void fds_held_close(struct fds_held *h);
-/* Forgets it without closing (the target's dup2 onto the number is about to close it). */
+/* Forgets it without closing. */
 void fds_held_forget(struct fds_held *h);
+/* The same before the target's dup2 onto fd: forgotten first, then a call under way on it
+ * (begun before) is waited for, at most 5 s, so the dup2 never replaces it under the call. */
+void fds_held_forget_for_dup2(struct fds_held *h, int fd);
 
 #endif

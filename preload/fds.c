@@ -212,7 +212,9 @@ void fds_unseal(int level)
 /* Our descriptors are not the target's: to it they do not exist, as without the shim. */
 static int is_ours(int fd)
 {
-    return ps_active && fd >= 0 && fds_is_ours(fd);
+    /* Not in a vfork child: it shares our memory, marks included, but its descriptor table is
+     * its own, and the numbers in it are its to use (getpid only once the mark says ours). */
+    return ps_active && fd >= 0 && fds_is_ours(fd) && getpid() == ps_pid;
 }
 
 PS_API int close(int fd)
@@ -296,9 +298,9 @@ static void make_room(int fd, int oldfd)
 {
     if (!is_ours(fd))
         return;
-    /* A vfork child shares our memory but has a descriptor table of its own: its dup2 takes
-     * nothing of ours. A dup2 that will fail (oldfd not open) closes nothing either. */
-    if (getpid() != ps_pid || fcntl(oldfd, F_GETFD) < 0)
+    /* A dup2 that will fail (oldfd not open) closes nothing of ours. (A vfork child never
+     * gets here: is_ours is false there.) */
+    if (fcntl(oldfd, F_GETFD) < 0)
         return;
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
@@ -336,6 +338,7 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
-    make_room(newfd, oldfd);
+    if ((flags & ~O_CLOEXEC) == 0 && oldfd != newfd)
+        make_room(newfd, oldfd); /* else dup3 fails: EINVAL */
     return real_dup3(oldfd, newfd, flags);
 }

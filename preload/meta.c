@@ -608,6 +608,7 @@ void meta_after_fork(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     doc_lock = fresh;
     atomic_store(&file_lock, 0);
+    final_written = 0;
 }
 
 /* ---- every image's figures (procs.jsonl) ---- */

@@ -418,29 +418,44 @@ static int bin_open(void)
                     ps_bin_path);
     }
     bin_via_held = 0;
+    struct stat before;
+    int keep = fds_may_open() && stat(ps_bin_path, &before) == 0; /* the file it must be */
     fd = fds_run_open(ps_bin_path, O_WRONLY | O_CLOEXEC, 0);
     if (fd < 0) {
         ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
         return fd;
     }
-    int held = fds_hold(&bin_held, fd, ps_bin_path);
-    if (held < 0) {
-        errno = EBADF; /* the number is the target's now: not ours to write or close */
-        return -1;
-    }
-    bin_via_held = held;
+    bin_via_held = keep && fds_hold(&bin_held, fd, &before);
     return fd;
 }
 
-/* A write of the drain's, while its descriptor is still the sample file's: a kept one the
- * target's dup2 made us forget mid-drain (writer_forget_fd gave up waiting) is not written. */
+/* A write of the drain's. Through the kept descriptor each pwrite is bracketed (fdheld.h): one
+ * the target's dup2 made us forget meanwhile is not written, and the dup2 waits for one under
+ * way. */
 static int bin_write_at(int fd, const void *buf, size_t len, off_t off)
 {
-    if (bin_via_held && atomic_load(&bin_held.fd) != fd) {
-        errno = EBADF;
-        return -1;
+    if (!bin_via_held)
+        return write_all_at(fd, buf, len, off);
+    const char *p = buf;
+    while (len) {
+        if (!fds_held_begin(&bin_held, fd)) {
+            errno = EBADF;
+            return -1;
+        }
+        ssize_t n = pwrite(fd, p, len, off);
+        int err = errno;
+        fds_held_end(&bin_held);
+        if (n < 0 && err == EINTR)
+            continue;
+        if (n <= 0) {
+            errno = err;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += n;
     }
-    return write_all_at(fd, buf, len, off);
+    return 0;
 }
 
 static void bin_close(int fd)
@@ -455,11 +470,10 @@ void writer_forget_fd(int fd)
         return;
     /* Not while a drain writes through it: the target's dup2 comes after. The drain on a
      * target's thread (the way out) runs with signals blocked, so no handler of this thread
-     * waits here for its own drain; the bound is for a drain that hangs on a slow disk, and
-     * bin_write_at then writes nothing more once it is forgotten. */
+     * waits here for its own drain; the bound is for a drain that hangs on a slow disk: then
+     * the write under way is waited for (fds_held_forget_for_dup2) and no other begins. */
     int locked = writer_lock_for(5000);
-    if (atomic_load(&bin_held.fd) == fd)
-        fds_held_forget(&bin_held);
+    fds_held_forget_for_dup2(&bin_held, fd);
     if (locked)
         writer_unlock();
 }
@@ -571,7 +585,7 @@ void writer_flush(int from_signal)
         sigfillset(&all);
         ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
     }
-    if (writer_lock_for(from_signal ? 300 : -1)) {
+    if (writer_lock_for(from_signal ? 300 : masked ? 5000 : -1)) { /* masked: SIGTERM waits on it */
         drain_locked(!from_signal);
         writer_unlock();
     }

@@ -12,7 +12,8 @@
 #   shim logs it and goes on writing its own files (samples and counters lines after the swap).
 # - r_heldswap vfork: a vfork child's dup2 onto the sample file's kept descriptor leaves the
 #   parent's as they were (one descriptor naming the file; before, the child's dup2 made the
-#   parent forget its own, left open, and open another: 2).
+#   parent forget its own, left open, and open another: 2), and the number is the child's to use
+#   (dup2 from it, close it: before, EBADF in the child).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -69,9 +70,11 @@ check("replaced behind the shim's wrappers" in log, "r_heldswap: perfscope.log s
 res = run([target("r_heldswap"), "vfork"], shim_env("out-vfork", HZ=199), what="r_heldswap vfork")
 expect_ok(res, "r_heldswap vfork")
 words = res.stdout.decode().split()
-require(len(words) == 3 and words[0] == "vfork", "r_heldswap vfork: output %r" % res.stdout)
-print("# r_heldswap vfork: descriptors naming the sample file %s before, %s after" % (words[1], words[2]))
+require(len(words) == 4 and words[0] == "vfork", "r_heldswap vfork: output %r" % res.stdout)
+print("# r_heldswap vfork: descriptors naming the sample file %s before, %s after; the child exited %s"
+      % (words[1], words[2], words[3]))
 check(words[1] == "1" and words[2] == "1", "r_heldswap vfork: descriptors naming the sample file: %s before the vfork "
       "child's dup2, %s after (1 and 1 wanted)" % (words[1], words[2]))
+check(words[3] == "0", "r_heldswap vfork: the child could not use the number it dup2'd onto (exit %s)" % words[3])
 finish()
 EOF2

@@ -4,9 +4,10 @@
  * puts it on that number with a raw dup3 system call (no wrapper sees it); burns 1.5 s more and
  * prints "swapped N at <CLOCK_MONOTONIC ns>" and, for each victim, "victim <n> <its size>".
  * r_heldswap vfork: burns 0.5 s, then a vfork child dup2s /dev/null (through the C library's
- * dup2) onto the descriptor that names the sample file, and exits; the parent burns 1.0 s more
- * and prints "vfork <descriptors naming a sample file, before> <after>": the child's table is
- * its own, so the parent's are as before. The shim must never
+ * dup2) onto the descriptor that names the sample file, then dup2s that number onto 60 and
+ * closes it, and exits 0 when all three worked; the parent burns 1.0 s more and prints "vfork
+ * <descriptors naming a sample file, before> <after> <the child's exit status>": the child's
+ * table is its own, so the parent's are as before and the number is the child's to use. The shim must never
  * write into those files (size 0), and must go on writing its own. Exit 0. */
 #define _GNU_SOURCE
 #include "burn.h"
@@ -50,14 +51,15 @@ static int vfork_case(void)
     pid_t pid = vfork();
     if (pid == 0) {
         int null = open("/dev/null", O_RDONLY);
-        dup2(null, fd);
-        _exit(0);
+        int ok = dup2(null, fd) == fd && dup2(fd, 60) == 60 && close(fd) == 0;
+        _exit(ok ? 0 : 1);
     }
-    if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
         return 6;
     burn_swap(1.0);
     int ignored, after = bin_fds(&ignored);
-    printf("vfork %d %d\n", before, after);
+    printf("vfork %d %d %d\n", before, after, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
     return 0;
 }
 
