@@ -68,6 +68,22 @@ static size_t fix_preload(const char *v, char *out)
 
 static int have_fixes; /* anything for execenv_fix to look for */
 
+/* Whether LD_PRELOAD's value v has an entry that is relative and has a slash (one a cd breaks). */
+static int has_relative_entry(const char *v)
+{
+    for (const char *p = v; *p;) {
+        while (*p && preload_sep(*p))
+            p++;
+        const char *e = p;
+        while (*e && !preload_sep(*e))
+            e++;
+        if (e > p && *p != '/' && memchr(p, '/', (size_t)(e - p)))
+            return 1;
+        p = e;
+    }
+    return 0;
+}
+
 void execenv_start(void)
 {
     const char *markers_var = config_markers_var();
@@ -83,7 +99,10 @@ void execenv_start(void)
     const char *v = getenv("LD_PRELOAD");
     Dl_info info;
     char self[PATH_MAX];
-    if (!v || !*v || !dladdr((void *)execenv_start, &info) || !info.dli_fname || !realpath(info.dli_fname, self))
+    /* The shim's own path is resolved only when some entry could name it relatively (an
+     * absolute LD_PRELOAD, as perfscope record and the bench set it, costs no realpath). */
+    if (!v || !*v || !has_relative_entry(v) || !dladdr((void *)execenv_start, &info) || !info.dli_fname ||
+        !realpath(info.dli_fname, self))
         return;
     memcpy(self_path, self, strlen(self) + 1);
     /* The relative entries with a slash are the ones a cd breaks (a bare name is searched in

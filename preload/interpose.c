@@ -51,6 +51,23 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
     return real_pthread_create(t, attr, fn, arg);
 }
 
+int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
+{
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) == 0) {
+        int rc = pthread_attr_setsigmask_np(&attr, &all) == 0 ? ps_real_pthread_create(t, &attr, fn, NULL) : -1;
+        pthread_attr_destroy(&attr);
+        if (rc != -1)
+            return rc;
+    }
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, &before); /* the new thread inherits it */
+    int rc = ps_real_pthread_create(t, NULL, fn, NULL);
+    ps_real_pthread_sigmask(SIG_SETMASK, &before, NULL);
+    return rc;
+}
+
 /* Inside the guard (the loader's lock is held in the callbacks); the dl_iterate_phdr wrapper is
  * this function too. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
@@ -568,8 +585,10 @@ PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), voi
 PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     PS_RESOLVE(sigaction);
-    /* A vfork child shares our memory: what it does must not become the parent's state. */
-    if (!ps_active || getpid() != ps_pid)
+    /* A signal the shim stands in for nowhere passes straight through (no getpid: a shell's
+     * fork child sets a dozen such dispositions before its exec). A vfork child shares our
+     * memory: what it does must not become the parent's state. */
+    if (!ps_active || (sig != SIGPROF && !fatal_signal_listed(sig)) || getpid() != ps_pid)
         return real_sigaction(sig, act, old);
     /* act and old may be the same struct, as the kernel allows: read before writing. */
     struct sigaction want;

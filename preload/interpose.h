@@ -23,6 +23,10 @@
  * first use. */
 int ps_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* A thread of the shim's own (the writer, the watcher): created with every signal blocked from
+ * its first instruction (the attribute's mask, else the creator's blocked around the create), so
+ * no signal of the target's is ever delivered on it and it makes no mask call of its own. */
+int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *));
 /* Inside the handler's guard, as the target's calls are: a sample never unwinds in the loader. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 /* For xfsz.c: takes back a SIGXFSZ that our own write raised. */

@@ -237,10 +237,7 @@ static void watcher_final(void)
 
 static void *watcher_main(void *arg)
 {
-    (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
+    (void)arg; /* every signal blocked from the start (ps_start_shim_thread) */
     ps_guard_enter();
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
@@ -340,7 +337,7 @@ static void become_leader(void)
     }
     atomic_store(&watcher_stop, 0);
     atomic_store(&watcher_final_done, 0);
-    if (ps_real_pthread_create(&watcher, NULL, watcher_main, NULL) == 0)
+    if (ps_start_shim_thread(&watcher, watcher_main) == 0)
         watcher_running = 1;
     else
         ps_log("cannot start the markers watcher thread: no phases from the markers file");

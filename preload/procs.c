@@ -40,7 +40,7 @@ static int line_text(char *line, size_t size, size_t *len, const char *event, co
     struct safefmt f;
     safefmt_init(&f, line, size);
     safefmt_str(&f, "{\"pid\":");
-    safefmt_i64(&f, (int64_t)getpid());
+    safefmt_i64(&f, (int64_t)ps_pid); /* every caller runs in ps_pid's own process (checked first) */
     safefmt_str(&f, ",\"ppid\":");
     safefmt_i64(&f, (int64_t)getppid());
     safefmt_str(&f, ",\"event\":");
@@ -81,16 +81,24 @@ static int line_text(char *line, size_t size, size_t *len, const char *event, co
     return f.overflow ? -1 : 0;
 }
 
+/* The image's executable, read once for its start line: a fork child runs the same file (only
+ * an exec changes it, and an exec starts this image's statics anew), so its start line reuses
+ * its parent's and reads no /proc link (docs/shim.md, "What a process pays"). */
+static char image_exe[PATH_MAX];
+static int image_exe_read; /* 1 read, -1 unreadable */
+
 void procs_line(const char *event, const char *status)
 {
-    char exe[PATH_MAX], line[PATH_MAX + 1024];
+    char line[PATH_MAX + 1024];
     const char *exe_p = NULL;
     if (strcmp(event, "start") == 0) {
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n > 0) {
-            exe[n] = 0;
-            exe_p = exe;
+        if (!image_exe_read) {
+            ssize_t n = readlink("/proc/self/exe", image_exe, sizeof image_exe - 1);
+            image_exe[n > 0 ? n : 0] = 0;
+            image_exe_read = n > 0 ? 1 : -1;
         }
+        if (image_exe_read > 0)
+            exe_p = image_exe;
     }
     size_t len;
     if (line_text(line, sizeof line, &len, event, status, exe_p) == 0)

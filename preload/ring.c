@@ -3,6 +3,7 @@
  * thread_self) must never allocate, lock or make a call that is not async-signal-safe. */
 #include "ring.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,10 +25,28 @@ pid_t ps_gettid(void)
     return self_tid;
 }
 
+/* A fork child's copy of the forking thread's ring, emptied and handed to the child's first
+ * new ring (its own thread's, at once): no munmap and mmap of 170 KiB per fork child. */
+static struct ps_ring *_Atomic spare;
+
+void ring_keep_spare(struct ps_ring *r)
+{
+    ring_free(atomic_exchange(&spare, r));
+}
+
 struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames)
 {
     uint32_t rec = (uint32_t)(sizeof(struct ps_slot_rec) + 8u * max_frames);
     size_t size = offsetof(struct ps_ring, data) + (size_t)slots * rec;
+    struct ps_ring *s = atomic_load(&spare) ? atomic_exchange(&spare, NULL) : NULL;
+    if (s && s->slots == slots && s->rec_size == rec) {
+        atomic_store(&s->head, 0);
+        s->tail_seen = 0;
+        atomic_store(&s->dropped, 0);
+        atomic_store(&s->tail, 0);
+        return s;
+    }
+    ring_free(s);
     /* mmap, not malloc: rings are made in pthread_create's wrapper and at fork, where the
      * target's allocator must not be disturbed. */
     struct ps_ring *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

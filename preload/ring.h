@@ -80,6 +80,8 @@ extern struct ps_thread ps_threads[PS_MAX_THREADS];
 extern _Atomic int ps_threads_used; /* high-water mark of the array */
 
 struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames);
+/* In a fork child: the forking thread's ring, kept for the child's first ring_new (emptied). */
+void ring_keep_spare(struct ps_ring *r);
 void ring_free(struct ps_ring *r);
 /* Producer side (handler): a slot to fill, or NULL when full; then ring_commit. */
 struct ps_slot_rec *ring_reserve(struct ps_ring *r);

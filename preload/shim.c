@@ -78,15 +78,22 @@ static void atfork_child(void)
 {
     int saved = errno;
     struct ps_xfsz x;
-    ps_xfsz_hold(&x);
+    ps_xfsz_hold_alone(&x); /* a fork child has only this thread */
+    fds_alone(1);
     reset_locks_in_child();
     shim_after_fork_child();
+    fds_alone(0);
     ps_xfsz_release(&x);
     errno = saved;
 }
 
 static int make_dirs(const char *path)
 {
+    struct stat st;
+    /* The run's folder is there but for the run's first process: one stat, no mkdir per
+     * component (the answer is the same: a folder we may write in). */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return access(path, W_OK | X_OK);
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++) {
@@ -99,7 +106,6 @@ static int make_dirs(const char *path)
     }
     if (mkdir(buf, 0755) != 0 && errno != EEXIST)
         return -1;
-    struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
         return -1;

@@ -89,6 +89,10 @@ static int mask_call(int (*call)(int, const sigset_t *, sigset_t *), int how, co
      * open SIGPROF in the handler or mark the thread. */
     if (!sampler_installed() || ps_guard_depth > 0 || thread_ended)
         return call(how, set, old);
+    /* SIGPROF neither hidden in this thread nor named by the call: the kernel's mask is the
+     * target's view before and after, in this process or a vfork child alike (no getpid). */
+    if (!ps_prof_hidden && !(set && sigismember(set, SIGPROF) == 1))
+        return call(how, set, old);
     if (getpid() != ps_pid) {
         /* A vfork child (or a child the C library's atfork handlers never saw). */
         if (ps_prof_hidden && vfork_exact != getpid()) {

@@ -233,7 +233,10 @@ void threads_forget_after_fork(void)
         if (atomic_load(&t->state) == PS_T_FREE)
             continue;
         clock_forget_inherited(t);
-        ring_free(t->ring);
+        if (t == self)
+            ring_keep_spare(t->ring); /* the child's own thread takes it again at once */
+        else
+            ring_free(t->ring);
         t->ring = NULL;
         atomic_store(&t->state, PS_T_FREE);
     }

@@ -80,7 +80,6 @@ static _Atomic int hosted;
 static _Atomic uint64_t writer_passes;
 static pthread_t writer_thread;
 static int writer_running;
-static uint64_t writer_thread_cpu_ns;
 
 /* The io lock is a spin flag with a deadline, not a mutex: the fatal-signal path takes it, and
  * must give up rather than hang if the thread it interrupted already holds it. */
@@ -144,7 +143,7 @@ static int files_made; /* this image's .bin and .maps exist (created by files_cr
 
 static int name_files(int from)
 {
-    pid_t pid = getpid();
+    pid_t pid = ps_pid; /* set before any naming: the start, a fork child, or checked */
     for (int n = from; n < 10000; n++) {
         if (n == 0)
             snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.bin", ps_cfg.file_prefix, (int)pid);
@@ -820,10 +819,7 @@ void writer_host_pass(long period_ms)
 
 static void *writer_main(void *arg)
 {
-    (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    ps_real_pthread_sigmask(SIG_BLOCK, &all, NULL);
+    (void)arg; /* every signal blocked from the start (ps_start_shim_thread) */
     ps_guard_enter();
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
@@ -868,9 +864,6 @@ static void *writer_main(void *arg)
     }
     atomic_store(&hosted, 0);
     meta_own_thread_cpu(META_OWN_WRITER);
-    struct timespec cpu;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
-        writer_thread_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
     lifetime_shim_thread(-1);
     return NULL;
 }
@@ -882,7 +875,7 @@ int writer_start(void)
         return 0;
     atomic_store(&stop_requested, 0);
     writer_started_ns = ps_now_ns();
-    if (ps_real_pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
+    if (ps_start_shim_thread(&writer_thread, writer_main) != 0) {
         ps_log("cannot start the writer thread: samples are flushed only at exit");
         return -1;
     }

@@ -3,6 +3,7 @@
 #include "xfsz.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "interpose.h"
@@ -18,10 +19,23 @@ void ps_xfsz_hold(struct ps_xfsz *x)
     sigaddset(&xfsz, SIGXFSZ);
     ps_real_pthread_sigmask(SIG_BLOCK, &xfsz, &x->saved);
     x->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    x->unheld = 0;
+}
+
+void ps_xfsz_hold_alone(struct ps_xfsz *x)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_FSIZE, &r) == 0 && r.rlim_cur == RLIM_INFINITY) {
+        x->unheld = 1;
+        return;
+    }
+    ps_xfsz_hold(x);
 }
 
 void ps_xfsz_release(const struct ps_xfsz *x)
 {
+    if (x->unheld)
+        return;
     sigset_t xfsz, pending;
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);

@@ -12,8 +12,13 @@
 struct ps_xfsz {
     sigset_t saved;
     int was_pending;
+    int unheld; /* ps_xfsz_hold_alone found no limit: nothing was changed */
 };
 void ps_xfsz_hold(struct ps_xfsz *x);
+/* The same where the calling thread is the process's only one (a fork child's handler): with
+ * RLIMIT_FSIZE unlimited no write of ours can raise SIGXFSZ and no other thread can lower the
+ * limit meanwhile, so nothing is held (one getrlimit instead of four mask calls). */
+void ps_xfsz_hold_alone(struct ps_xfsz *x);
 void ps_xfsz_release(const struct ps_xfsz *x);
 
 #endif
