@@ -116,11 +116,14 @@ static int fd_base(void)
  * makes the move fail with EINVAL: the base is then read again. */
 static _Atomic int cached_base;
 
-/* Whether low descriptor a is still the file of ours that b was duplicated from: the same open
- * file (kcmp, one system call; where it is refused, the same inode) and our close-on-exec flag
- * on a, which a target's dup2 onto the number clears (a dup2 landing before the duplicate makes
- * both the target's file: only the flag tells). */
-static int same_file(int a, int b)
+/* Low descriptor a against b, duplicated from it: the same open file (kcmp, one system call;
+ * where it is refused, the same inode) or not, and whether a still has our close-on-exec flag,
+ * which a target's dup2 onto the number clears. MOVE_OURS: the same file, ours; MOVE_LOST: the
+ * same file without the flag, a target's dup2 landed before the duplicate and both are the
+ * target's file (ours is gone); MOVE_TAKEN: different files, the dup2 landed after it (b is
+ * ours, a the target's). */
+enum { MOVE_OURS, MOVE_LOST, MOVE_TAKEN };
+static int compare_moved(int a, int b)
 {
     pid_t self = ps_pid > 0 ? ps_pid : getpid();
     long r = syscall(SYS_kcmp, self, self, 0 /* KCMP_FILE */, a, b);
@@ -129,7 +132,38 @@ static int same_file(int a, int b)
         r = fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
                     sa.st_rdev == sb.st_rdev ? 0 : 1;
     }
-    return r == 0 && (fcntl(a, F_GETFD) & FD_CLOEXEC);
+    if (r != 0)
+        return MOVE_TAKEN;
+    return fcntl(a, F_GETFD) & FD_CLOEXEC ? MOVE_OURS : MOVE_LOST;
+}
+
+/* Low numbers being moved (clock_move_fd_high): a target's dup2 onto one waits for the move
+ * (fds.c's make_room), so it lands on a free number instead of on ours half-moved. */
+#define TRANSIT_SLOTS 16
+static _Atomic int transit[TRANSIT_SLOTS] = { [0 ... TRANSIT_SLOTS - 1] = -1 };
+
+static int transit_enter(int fd)
+{
+    for (int i = 0; i < TRANSIT_SLOTS; i++) {
+        int expected = -1;
+        if (atomic_compare_exchange_strong(&transit[i], &expected, fd))
+            return i;
+    }
+    return -1;
+}
+
+static void transit_leave(int slot)
+{
+    if (slot >= 0)
+        atomic_store(&transit[slot], -1);
+}
+
+int clock_fd_in_transit(int fd)
+{
+    for (int i = 0; i < TRANSIT_SLOTS; i++)
+        if (atomic_load(&transit[i]) == fd)
+            return 1;
+    return 0;
 }
 
 int clock_fd_base(void)
@@ -142,8 +176,7 @@ int clock_fd_base(void)
     return base;
 }
 
-/* Moves a descriptor of ours above the numbers a target normally uses, close-on-exec. */
-int clock_move_fd_high(int fd)
+static int move_high(int fd, int opened_cloexec)
 {
     int base = atomic_load(&cached_base);
     if (base <= 0) {
@@ -152,24 +185,49 @@ int clock_move_fd_high(int fd)
     }
     if (fd >= base)
         return fd;
+    /* From here a target's dup2 through the wrapper onto fd waits until it is moved. */
+    int slot = transit_enter(fd);
     int high = fcntl(fd, F_DUPFD_CLOEXEC, base);
     if (high < 0 && errno == EINVAL) { /* the limit was lowered under the base */
         base = fd_base();
         atomic_store(&cached_base, base);
-        if (fd >= base)
+        if (fd >= base) {
+            transit_leave(slot);
             return fd;
+        }
         high = fcntl(fd, F_DUPFD_CLOEXEC, base);
     }
-    if (high < 0)
+    if (high < 0) {
+        transit_leave(slot);
         return fd;
+    }
     /* Between our open() and now a target thread may have dup2()ed its own file onto this low
-     * number (that closed ours): the number is the target's then, and closing it would close
-     * the target's descriptor. Closed only while it is still our file (the same open file as
-     * the copy). A dup2 landing between this check and the close is still possible (one system
-     * call wide); see docs/shim.md. */
-    if (same_file(fd, high))
+     * number past the wrapper (or before the transit mark): that closed ours, the number is the
+     * target's, and closing it would close the target's descriptor. Closed only while it is
+     * still our file. A dup2 before the duplicate leaves the copy the target's file too: ours
+     * is gone (where we opened it close-on-exec, the flag tells), and the copy is closed. A
+     * dup2 landing between this check and the close is still possible (one system call wide,
+     * past the wrapper only); see docs/shim.md. */
+    int how = compare_moved(fd, high);
+    if (how == MOVE_OURS || (how == MOVE_LOST && !opened_cloexec)) {
         ps_real_close(fd);
+    } else if (how == MOVE_LOST) {
+        ps_real_close(high); /* our duplicate of the target's file */
+        high = -1;
+        errno = EBADF;
+    }
+    transit_leave(slot);
     return high;
+}
+
+int clock_move_fd_high(int fd)
+{
+    return move_high(fd, 1);
+}
+
+int clock_move_fd_high_any(int fd)
+{
+    return move_high(fd, 0);
 }
 
 static int perf_open(pid_t tid)
@@ -214,6 +272,18 @@ static int arm_perf(struct ps_thread *t)
     if (fd < 0)
         return -1;
     fd = clock_move_fd_high(fd);
+    if (fd < 0)
+        return -1; /* a target's dup2 took the number before the move: this event is gone */
+    /* Still a perf event: a dup2 and a close and an open of the target's, all between our
+     * open and the move, leave the copy a file of the target's that compares as ours (a
+     * mapping of it would raise SIGBUS; r_fdrace, about 1 run in 100 under load). */
+    uint64_t id;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+        if (fd >= fd_base())
+            ps_real_close(fd); /* our copy of the target's file */
+        errno = EBADF;
+        return -1;
+    }
     if (fd < fd_base()) {
         /* No room above the target's numbers: a low descriptor per thread would use up the
          * target's own limit. This thread gets the tick timer instead. */

@@ -26,7 +26,14 @@ void clock_disarm(struct ps_thread *t);
 void clock_forget_inherited(struct ps_thread *t);
 /* Moves t's perf descriptor to a new number; returns the old one (now free to close) or -1. */
 int clock_relocate_fd(struct ps_thread *t);
+/* Moves a descriptor of ours, opened close-on-exec, above the numbers a target normally uses
+ * (close-on-exec): the new number; fd itself when it cannot move (no room); -1 (EBADF) when a
+ * target's dup2 took the number before the move (ours is gone, nothing of the target's closed). */
 int clock_move_fd_high(int fd);
+/* The same for one opened without close-on-exec (pipe()): a lost one cannot be told apart. */
+int clock_move_fd_high_any(int fd);
+/* Whether fd is being moved right now (a target's dup2 onto it waits: fds.c). */
+int clock_fd_in_transit(int fd);
 /* The number clock_move_fd_high moves descriptors to or above (half the descriptor limit, at
  * most 512). */
 int clock_fd_base(void);

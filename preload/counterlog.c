@@ -59,9 +59,14 @@ static void append_batch(void)
         ps_log_once(RUN_COUNTERS, "cannot append to %s: %s", path, strerror(errno));
         return;
     }
+    int held = keep ? fds_hold(&out_held, fd, &before) : 0;
+    if (held < 0) {
+        ps_real_close(fd); /* our copy of a file that is not counters.jsonl */
+        return;
+    }
     if (write(fd, batch, batch_len) != (ssize_t)batch_len)
         ps_log_once(RUN_COUNTERS, "short write to %s: %s", path, strerror(errno));
-    if (!(keep && fds_hold(&out_held, fd, &before)))
+    if (!held)
         fds_run_close(fd);
 }
 

@@ -105,8 +105,14 @@ static int open_locked(const char *path, int *kept)
         next_victim = (next_victim + 1) % FDCACHE_SLOTS;
         drop(s);
     }
-    if (!fds_hold(&s->held, fd, &before))
-        return fd; /* low, fds.c's own, or not the file the path named: read and closed at once */
+    int held = fds_hold(&s->held, fd, &before);
+    if (held < 0) {
+        ps_real_close(fd); /* our copy of a file that is not the one the path named */
+        errno = EBADF;
+        return -1;
+    }
+    if (!held)
+        return fd; /* low, or fds.c's own: read and closed at once */
     strcpy(s->path, path);
     s->used_ns = ps_now_ns();
     *kept = 1;

@@ -23,7 +23,7 @@ int fds_hold(struct fds_held *h, int fd, const struct stat *before)
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_dev != before->st_dev || st.st_ino != before->st_ino) {
         fds_mark(fd, 0);
-        return 0;
+        return -1;
     }
     h->dev = (unsigned long long)st.st_dev;
     h->ino = (unsigned long long)st.st_ino;

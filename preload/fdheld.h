@@ -19,10 +19,12 @@ struct fds_held {
 #define FDS_HELD_NONE { -1, 0, 0, -1 }
 
 /* Takes fd over when it is above the target's numbers, not one fds.c keeps, and the file that
- * before (a stat of its path taken before the open) names: 1; else 0, fd left to the caller to
- * use and close as usual. (Before the open, not after: a /proc file of a thread or process
- * reaped since has no path any more; a number the target's dup2 took between the open and now
- * is not the file before names.) It is marked as ours before the check. */
+ * before (a stat of its path taken before the open) names: 1; 0 when low or fds.c's own, fd
+ * left to the caller to use and close as usual; -1 when fd is not that file (a target's dup2,
+ * close and open between the open and the move left our copy a file of the target's, or the
+ * path was replaced): the caller closes its copy and uses nothing. (Before the open, not
+ * after: a /proc file of a thread or process reaped since has no path any more.) It is marked
+ * as ours before the check. */
 int fds_hold(struct fds_held *h, int fd, const struct stat *before);
 /* The kept descriptor while it is still its file; -1 (and forgotten) otherwise. */
 int fds_held_fd(struct fds_held *h);

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,6 +168,8 @@ int fds_keep(const char *path, int flags, int mode)
     if (fd < 0)
         return -1;
     fd = clock_move_fd_high(fd);
+    if (fd < 0)
+        return -1; /* a target's dup2 took the number before the move: ours is gone */
     fds_mark(fd, 1);
     strcpy(kept[n].path, path);
     atomic_store(&kept[n].fd, fd);
@@ -238,12 +241,35 @@ PS_API int close(int fd)
 static int (*real_pipe2)(int[2], int);
 static int (*real_pipe)(int[2]);
 
-static void adopt_pipe(int fds[2])
+/* 0, or -1 (EMFILE) when a target's dup2 took one end before it moved: the pipe is broken (a
+ * write to it would raise SIGPIPE), so what is left of it is closed and libunwind told no. */
+static int adopt_pipe(int fds[2], int cloexec)
 {
+    int moved[2];
     for (int i = 0; i < 2; i++) {
-        fds[i] = clock_move_fd_high(fds[i]);
-        fds_mark(fds[i], 1);
+        moved[i] = cloexec ? clock_move_fd_high(fds[i]) : clock_move_fd_high_any(fds[i]);
+        if (moved[i] >= 0)
+            fds_mark(moved[i], 1);
     }
+    /* Still one pipe: both ends a FIFO of the same inode (a target's dup2, close and open all
+     * between the pipe and the move leave a copy of the target's file that compares as ours;
+     * a write to a pipe whose reading end went raises SIGPIPE: r_fdrace). */
+    struct stat s0, s1;
+    if (moved[0] >= 0 && moved[1] >= 0 && fstat(moved[0], &s0) == 0 && fstat(moved[1], &s1) == 0 &&
+        S_ISFIFO(s0.st_mode) && S_ISFIFO(s1.st_mode) && s0.st_ino == s1.st_ino && s0.st_dev == s1.st_dev) {
+        fds[0] = moved[0];
+        fds[1] = moved[1];
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (moved[i] >= 0) {
+            fds_mark(moved[i], 0);
+            ps_real_close(moved[i]);
+        }
+        fds[i] = -1; /* the low numbers are the target's now: libunwind must not keep them */
+    }
+    errno = EMFILE;
+    return -1;
 }
 
 PS_API int pipe2(int fds[2], int flags)
@@ -251,7 +277,7 @@ PS_API int pipe2(int fds[2], int flags)
     PS_RESOLVE(pipe2);
     int rc = real_pipe2(fds, flags);
     if (rc == 0 && ps_in_unwind)
-        adopt_pipe(fds);
+        rc = adopt_pipe(fds, (flags & O_CLOEXEC) != 0);
     return rc;
 }
 
@@ -260,7 +286,7 @@ PS_API int pipe(int fds[2])
     PS_RESOLVE(pipe);
     int rc = real_pipe(fds);
     if (rc == 0 && ps_in_unwind)
-        adopt_pipe(fds);
+        rc = adopt_pipe(fds, 0);
     return rc;
 }
 
@@ -296,6 +322,12 @@ PS_API void closefrom(int lowfd)
 /* The target wants a number we hold: give ours another one first. */
 static void make_room(int fd, int oldfd)
 {
+    /* A number the shim is moving high right now (it took the lowest free one a moment ago):
+     * the dup2 waits for the move (microseconds), then lands on a free number, not on ours. */
+    for (int i = 0; i < 5000 && ps_active && clock_fd_in_transit(fd); i++) {
+        struct timespec ts = { 0, 20000 };
+        nanosleep(&ts, NULL);
+    }
     if (!is_ours(fd))
         return;
     /* A dup2 that will fail (oldfd not open) closes nothing of ours. (A vfork child never

@@ -190,6 +190,10 @@ static void watch_markers(void)
             return;
         }
         inotify_fd = clock_move_fd_high(in);
+        if (inotify_fd < 0) {
+            ps_log("inotify's descriptor was taken by the target: markers polled every 2 ms");
+            return;
+        }
         fds_mark(inotify_fd, 1);
     }
     if (inotify_add_watch(inotify_fd, ps_cfg.markers, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB) < 0)
@@ -332,7 +336,8 @@ static void become_leader(void)
         int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (fd >= 0) {
             wake_fd = clock_move_fd_high(fd);
-            fds_mark(wake_fd, 1);
+            if (wake_fd >= 0)
+                fds_mark(wake_fd, 1);
         }
     }
     atomic_store(&watcher_stop, 0);
@@ -407,6 +412,10 @@ int leader_start(void)
         return 0;
     }
     lock_fd = clock_move_fd_high(fd);
+    if (lock_fd < 0) {
+        ps_log("the descriptor of %s was taken by the target: this process will not lead", path);
+        return 0;
+    }
     fds_mark(lock_fd, 1);
     if (!lock_leader(0))
         return 0;

@@ -425,7 +425,13 @@ static int bin_open(void)
         ps_log_once("bin-open", "cannot reopen %s: %s; samples are being lost", ps_bin_path, strerror(errno));
         return fd;
     }
-    bin_via_held = keep && fds_hold(&bin_held, fd, &before);
+    int held = keep ? fds_hold(&bin_held, fd, &before) : 0;
+    if (held < 0) {
+        ps_real_close(fd); /* our copy of a file that is not the sample file */
+        errno = EBADF;
+        return -1;
+    }
+    bin_via_held = held;
     return fd;
 }
 
