@@ -68,19 +68,34 @@ static size_t fix_preload(const char *v, char *out)
 
 static int have_fixes; /* anything for execenv_fix to look for */
 
-/* Whether LD_PRELOAD's value v has an entry that is relative and has a slash (one a cd breaks). */
+/* The next entry of an LD_PRELOAD value from *cursor (its start, *len bytes), or NULL at the
+ * end; *cursor moves past it. */
+static const char *next_entry(const char **cursor, size_t *len)
+{
+    const char *p = *cursor;
+    while (*p && preload_sep(*p))
+        p++;
+    const char *e = p;
+    while (*e && !preload_sep(*e))
+        e++;
+    *cursor = e;
+    *len = (size_t)(e - p);
+    return e > p ? p : NULL;
+}
+
+/* The entries a cd breaks: relative, with a slash (a bare name is searched in the library
+ * path, an absolute one needs nothing). */
+static int relative_with_slash(const char *p, size_t len)
+{
+    return *p != '/' && memchr(p, '/', len) != NULL;
+}
+
 static int has_relative_entry(const char *v)
 {
-    for (const char *p = v; *p;) {
-        while (*p && preload_sep(*p))
-            p++;
-        const char *e = p;
-        while (*e && !preload_sep(*e))
-            e++;
-        if (e > p && *p != '/' && memchr(p, '/', (size_t)(e - p)))
+    size_t len;
+    for (const char *c = v, *p; (p = next_entry(&c, &len)) != NULL;)
+        if (relative_with_slash(p, len))
             return 1;
-        p = e;
-    }
     return 0;
 }
 
@@ -105,17 +120,11 @@ void execenv_start(void)
         !realpath(info.dli_fname, self))
         return;
     memcpy(self_path, self, strlen(self) + 1);
-    /* The relative entries with a slash are the ones a cd breaks (a bare name is searched in
-     * the library path, an absolute one needs nothing); ours is the one that is this file. */
-    for (const char *p = v; *p;) {
-        while (*p && preload_sep(*p))
-            p++;
-        const char *e = p;
-        while (*e && !preload_sep(*e))
-            e++;
-        size_t len = (size_t)(e - p);
+    /* Of the entries a cd breaks, ours is the one that is this file. */
+    size_t len;
+    for (const char *c = v, *p; (p = next_entry(&c, &len)) != NULL;) {
         char entry[PATH_MAX], real[PATH_MAX];
-        if (len && len < sizeof entry && *p != '/' && memchr(p, '/', len)) {
+        if (len < sizeof entry && relative_with_slash(p, len)) {
             memcpy(entry, p, len);
             entry[len] = 0;
             if (realpath(entry, real) && strcmp(real, self_path) == 0) {
@@ -123,7 +132,6 @@ void execenv_start(void)
                 break;
             }
         }
-        p = e;
     }
     if (!rel_entry[0])
         return;

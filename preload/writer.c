@@ -102,11 +102,21 @@ void writer_unlock(void)
     atomic_store(&io_lock, 0);
 }
 
-static int write_all_at(int fd, const void *buf, size_t len, off_t off)
+/* held: fd is that kept descriptor's, and each pwrite is bracketed (fdheld.h): one the target's
+ * dup2 made us forget meanwhile is not made, and the dup2 waits for one under way. */
+static int write_held_at(struct fds_held *held, int fd, const void *buf, size_t len, off_t off)
 {
     const char *p = buf;
     while (len) {
+        if (held && !fds_held_begin(held, fd)) {
+            errno = EBADF;
+            return -1;
+        }
         ssize_t n = pwrite(fd, p, len, off);
+        int err = errno;
+        if (held)
+            fds_held_end(held);
+        errno = err;
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -317,7 +327,7 @@ static int files_create(int from_signal)
             return -1;
         }
     }
-    int rc = write_all_at(fd, header, sizeof header, 0);
+    int rc = write_held_at(NULL, fd, header, sizeof header, 0);
     fds_run_close(fd);
     if (rc < 0) {
         ps_log_once("bin-create", "cannot write %s: %s; samples are being lost", ps_bin_path, strerror(errno));
@@ -435,33 +445,10 @@ static int bin_open(void)
     return fd;
 }
 
-/* A write of the drain's. Through the kept descriptor each pwrite is bracketed (fdheld.h): one
- * the target's dup2 made us forget meanwhile is not written, and the dup2 waits for one under
- * way. */
+/* A write of the drain's, bracketed when through the kept descriptor. */
 static int bin_write_at(int fd, const void *buf, size_t len, off_t off)
 {
-    if (!bin_via_held)
-        return write_all_at(fd, buf, len, off);
-    const char *p = buf;
-    while (len) {
-        if (!fds_held_begin(&bin_held, fd)) {
-            errno = EBADF;
-            return -1;
-        }
-        ssize_t n = pwrite(fd, p, len, off);
-        int err = errno;
-        fds_held_end(&bin_held);
-        if (n < 0 && err == EINTR)
-            continue;
-        if (n <= 0) {
-            errno = err;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-        off += n;
-    }
-    return 0;
+    return write_held_at(bin_via_held ? &bin_held : NULL, fd, buf, len, off);
 }
 
 static void bin_close(int fd)

@@ -22,23 +22,30 @@
 DEFINE_BURN_SINK
 DEFINE_BURN(burn_swap)
 
-static int bin_fds(int *first)
+/* The next descriptor from *fd on that names a sample file (counters: or counters.jsonl too),
+ * or -1; *fd moves past it. */
+static int next_shim_fd(int *fd, int counters)
 {
-    int n = 0;
-    *first = -1;
-    for (int fd = 3; fd < 4096; fd++) {
+    for (; *fd < 4096; ++*fd) {
         char path[64], link[512];
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        snprintf(path, sizeof path, "/proc/self/fd/%d", *fd);
         ssize_t len = readlink(path, link, sizeof link - 1);
         if (len <= 0)
             continue;
         link[len] = 0;
-        if (strstr(link, "/cpuprof.") && strstr(link, ".bin")) {
-            if (*first < 0)
-                *first = fd;
-            n++;
-        }
+        if ((strstr(link, "/cpuprof.") && strstr(link, ".bin")) || (counters && strstr(link, "/counters.jsonl")))
+            return (*fd)++;
     }
+    return -1;
+}
+
+static int bin_fds(int *first)
+{
+    int n = 0, from = 3;
+    *first = -1;
+    for (int fd; (fd = next_shim_fd(&from, 0)) >= 0; n++)
+        if (*first < 0)
+            *first = fd;
     return n;
 }
 
@@ -72,15 +79,8 @@ int main(int argc, char **argv)
     burn_swap(0.5);
     int swapped = 0, victims[16];
     uint64_t at = mono_ns();
-    for (int fd = 3; fd < 4096 && swapped < 16; fd++) {
-        char path[64], link[512];
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(path, link, sizeof link - 1);
-        if (n <= 0)
-            continue;
-        link[n] = 0;
-        if (!(strstr(link, "/cpuprof.") && strstr(link, ".bin")) && !strstr(link, "/counters.jsonl"))
-            continue;
+    int from = 3;
+    for (int fd; swapped < 16 && (fd = next_shim_fd(&from, 1)) >= 0;) {
         char name[600];
         snprintf(name, sizeof name, "%s%d", argv[1], swapped);
         int v = open(name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
