@@ -126,6 +126,16 @@ check(len(n) == 1 and "no-such-libnvidia-ml.so.1" in n[0], "NVML absence logged 
 check(len(LOG) == 3, "log lines: %s" % LOG)
 PY
 
+# ---- 1b. a zone's file replaced by rename between two reads: the second read is the new file's
+# (the shim reads through a kept descriptor, which must follow the path, not the old inode)
+run rapl_moved PERFSCOPE_POWERCAP_ROOT="$PC" PERFSCOPE_NVML="$W/no-such-libnvidia-ml.so.1" -- \
+  pids:self open read "move:$PC/intel-rapl:0/energy_uj=555" read close
+check_reads rapl_moved <<'PY'
+check(len(R) == 2, "2 reads, got %d" % len(R))
+e = [{z["zone"]: z for z in r["rapl"]}.get("intel-rapl:0", {}).get("energy_uj") for r in R]
+check(e[1] == 555, "after the file was renamed over, intel-rapl:0 reads %s (then %s): the old file's" % (e[1], e[0]))
+PY
+
 # ---- 2. fake NVML, 2 GPUs: energy at the set power, run memory of our pids only
 FILL=$(python3 -c 'print(",".join("%d:%d" % (3000000 + i, 1 << 30) for i in range(300)))')
 SELF_PROCS_VAR=FAKE_NVML_PROCS_0 SELF_PROCS_VAL="SELF:1073741824,$CHILD:536870912,4242:8589934592" \
