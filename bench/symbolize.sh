@@ -8,7 +8,10 @@
 # cost), 1M samples of 30 frames over 50k distinct stacks beside 200k samples of the same 50k
 # stacks (time, and peak RSS that must not grow with samples), and the tool against the
 # reference harness's Python reader (tests/samples.py reference_read_samples, which only reads)
-# on two 200k-sample files (100 and 10k distinct stacks), paired and alternated, as ratios. Writes its tables as the
+# on two 200k-sample files (100 and 10k distinct stacks; the first also with the debug info cache
+# off), paired and alternated, as ratios. Every run uses the bench's own debug info cache (empty
+# at the start, so its first run writes libc's copy), and the fixed cost is also measured with
+# that cache off and cold (emptied before each run). Writes its tables as the
 # "Symbolizer" section of bench/RESULTS.md (replacing that section, leaving the rest of the file
 # as it is). Reports, never fails on figures: exit 0 unless the bench could not run.
 # Knobs: SYMBOLIZE_N (default 200000, to keep make bench bounded; 1000000 gives the million-sample
@@ -31,18 +34,27 @@ out=${SYMBOLIZE_OUT:-bench/RESULTS.md}
 rm -rf "$work"
 mkdir -p "$work"
 rows=()
+# The symbolizer's debug info cache (docs/symbolize.md): the bench's own, so that what it holds
+# is known: empty at the start (the first run writes libc's copy), warm after it.
+cache=$work/debug-cache
+export PERFSCOPE_DEBUG_CACHE=$cache
 
 # 1000000 -> 1M, 200000 -> 200k, 50000 -> 50k
 short() { awk -v n="$1" 'BEGIN{ if (n >= 1e6 && n % 1e6 == 0) printf "%dM", n / 1e6;
   else if (n >= 1e3 && n % 1e3 == 0) printf "%dk", n / 1e3; else printf "%d", n }'; }
 
-measure() { # name samples paths leaves [keep]: one row of $rows; keep: leave the folder for later
+# measure name samples paths leaves [keep]: one row of $rows; keep: leave the folder for later.
+# MEASURE_CACHE=off: the debug info cache off; cold: emptied before each run (what the first
+# run on a machine pays, the copies' writing included); else warm.
+measure() {
   local d=$work/$1
   python3 bench/symbolize_gen.py "$d" "$2" "$3" "$4" >/dev/null || { echo "bench: generator failed"; exit 1; }
   last_dir=$d
-  local best= cpu= rss= t u s r
+  local best= cpu= rss= t u s r dc=$cache
+  [ "${MEASURE_CACHE:-}" = off ] && dc=0
   for rep in 1 2 3; do
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$tool" "$d" >/dev/null 2>"$work/err.txt" ||
+    [ "${MEASURE_CACHE:-}" = cold ] && rm -rf "$cache"
+    PERFSCOPE_DEBUG_CACHE=$dc /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$tool" "$d" >/dev/null 2>"$work/err.txt" ||
       { echo "bench: $tool $d failed: $(tail -n 3 "$work/err.txt")"; exit 1; }
     read -r t u s r <"$work/time.txt"
     if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then
@@ -80,6 +92,12 @@ rows_main=("${rows[@]}")
 rows=()
 measure "1k, 25 stacks" 1000 1 25
 fixed_cpu=$last_cpu fixed_wall=$last_wall
+MEASURE_CACHE=off measure "1k, 25 stacks, debug info cache off" 1000 1 25
+off_cpu=$last_cpu off_wall=$last_wall
+MEASURE_CACHE=cold measure "1k, 25 stacks, debug info cache cold" 1000 1 25
+cold_cpu=$last_cpu cold_wall=$last_wall
+measure "1k, 25 stacks" 1000 1 25 # the cold runs emptied it: warm again for what follows
+unset 'rows[-1]'
 measure "200k, 50k stacks" 200000 2000 25
 rss_200k=$last_rss
 big_wall= big_cpu= rss_big=
@@ -94,22 +112,24 @@ rows_fixed=("${rows[@]}")
 # of the whole tool (read, resolve, write the five outputs) and of the Python reader (read only).
 # Ratios of the medians.
 refs=()
-ref_pair() { # name paths leaves
+ref_pair() { # name paths leaves [off: the debug info cache off]
   measure "$1" 200000 "$2" "$3" keep
-  local d=$last_dir ow=() oc=() tw=() tc=() w c
+  local d=$last_dir ow=() oc=() tw=() tc=() w c dc=$cache label=
+  [ "${4:-}" = off ] && dc=0 label=", debug info cache off"
   for i in $(seq "$PAIRS"); do
-    read -r w c <<<"$(time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
+    read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
     read -r w c <<<"$(time_of python3 -c 'import sys; sys.path.insert(0, "tests"); import samples, glob
 samples.reference_read_samples(glob.glob(sys.argv[1] + "/cpuprof.*.bin")[0])' "$d")"; tw+=("$w"); tc+=("$c")
   done
   local mow=$(median "${ow[@]}") moc=$(median "${oc[@]}") mtw=$(median "${tw[@]}") mtc=$(median "${tc[@]}")
   local rw=$(awk -v a="$mtw" -v b="$mow" 'BEGIN{printf "%.1f", (b > 0 ? a / b : 0)}')
   local rc=$(awk -v a="$mtc" -v b="$moc" 'BEGIN{printf "%.1f", (b > 0 ? a / b : 0)}')
-  refs+=("| 200k samples, $(( $2 * $3 )) stacks | $mtw s / $mtc s | $mow s / $moc s | **${rw}x** / ${rc}x | $(cut -d' ' -f1 /proc/loadavg) |")
+  refs+=("| 200k samples, $(( $2 * $3 )) stacks$label | $mtw s / $mtc s | $mow s / $moc s | **${rw}x** / ${rc}x | $(cut -d' ' -f1 /proc/loadavg) |")
   echo "bench: $1: reference reader $mtw s wall $mtc s CPU, perfscope-symbolize $mow s wall $moc s CPU (medians of $PAIRS pairs): ${rw}x wall, ${rc}x CPU"
   rm -rf "$d"
 }
 ref_pair "ref, 100 stacks" 4 25
+ref_pair "ref, 100 stacks, cache off" 4 25 off
 ref_pair "ref, 10k stacks" 400 25
 rows=("${rows_main[@]}")
 
@@ -149,10 +169,13 @@ section=$work/section.md
   echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows_fixed[@]}"
   echo
-  echo "- Fixed cost (1,000 samples over 25 stacks): $fixed_wall s wall, $fixed_cpu s CPU. Nearly all"
-  echo "  of it is libdw inflating libc's compressed separate debug info (libc6-dbg: 10 MB of"
-  echo "  zlib-compressed .debug_* sections, inflated whole by dwarf_begin_elf on the first libc"
-  echo "  address); without libc6-dbg it is not paid (and libc gets no inline frames or lines)."
+  echo "- Fixed cost (1,000 samples over 25 stacks): $fixed_wall s wall, $fixed_cpu s CPU with the debug"
+  echo "  info cache warm (every row but the two below: the bench's own cache, which its first run"
+  echo "  fills); $off_wall s wall, $off_cpu s CPU with it off, nearly all of it libdw inflating libc's"
+  echo "  compressed separate debug info (libc6-dbg: 4 MB of zlib-compressed .debug_* sections, 10 MB"
+  echo "  inflated, whole, by dwarf_begin_elf on the first libc address); $cold_wall s wall, $cold_cpu s CPU"
+  echo "  for the run that meets an empty cache and writes libc's copy (once per libc build)."
+  echo "  Without libc6-dbg none of it is paid (and libc gets no inline frames or lines)."
   if [ -n "$big_wall" ]; then
     echo "- $(short "$BIG") samples of 30 frames over 50k distinct stacks: $big_wall s wall, $big_cpu s CPU"
     echo "  (target: at most 2 s). Peak RSS $rss_200k MiB at 200k samples, $rss_big MiB at $(short "$BIG"):"

@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen)
+static int open_tmp(struct outfile *o, const char *path, const char *mode, int buffered, char *err,
+                    size_t errlen)
 {
     o->f = NULL;
     o->buf = NULL;
@@ -18,17 +19,29 @@ int outfile_open_path(struct outfile *o, const char *path, char *err, size_t err
         snprintf(err, errlen, "%.200s: path too long", path);
         return -1;
     }
-    o->f = fopen(o->tmp, "we");
+    o->f = fopen(o->tmp, mode);
     if (!o->f) {
         snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(errno));
         return -1;
     }
+    if (!buffered)
+        return 0;
     o->buf = malloc(OUTFILE_BUFFER_BYTES);
     if (o->buf && setvbuf(o->f, o->buf, _IOFBF, OUTFILE_BUFFER_BYTES) != 0) {
         free(o->buf);
         o->buf = NULL;
     }
     return 0;
+}
+
+int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen)
+{
+    return open_tmp(o, path, "we", 1, err, errlen);
+}
+
+int outfile_open_update(struct outfile *o, const char *path, char *err, size_t errlen)
+{
+    return open_tmp(o, path, "w+e", 0, err, errlen);
 }
 
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen)

@@ -22,6 +22,10 @@ struct outfile {
 /* Opens "<path>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
 int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen);
 
+/* Opens "<path>.tmp.<pid>" for reading and writing with no stdio buffer, for a library that
+ * writes through the descriptor (fileno(o->f)); committed and renamed as any other. */
+int outfile_open_update(struct outfile *o, const char *path, char *err, size_t errlen);
+
 /* Opens "<dir>/<name>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen);
 

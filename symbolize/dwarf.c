@@ -2,6 +2,7 @@
  * kept open for the whole run; the callers cache results per address. It must never return the
  * nearest symbol for an address outside that symbol's extent, and never open a non-regular file. */
 #include "dwsym.h"
+#include "debugcache.h"
 #include "dwcu.h"
 #include "hmap.h"
 
@@ -69,7 +70,7 @@ static char *debuginfo_path; /* NULL: libdwfl's default, ":.debug:/usr/lib/debug
 
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = debugcache_find_debuginfo, /* dwfl_standard_find_debuginfo's, kept inflated */
     .debuginfo_path = &debuginfo_path,
 };
 

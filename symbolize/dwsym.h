@@ -1,8 +1,9 @@
 /* dwsym.h (the interface of dwarf.c; not named dwarf.h, which is libdw's): one ELF file, opened once through elfutils libdwfl, answering "what code is at this
  * address": the function (DWARF or symbol table), its inline chain as frames of their own, and
  * source file:line. Separate debug info is found by build id, .gnu_debuglink and /usr/lib/debug
- * (dwfl_standard_find_debuginfo). Addresses here are ELF virtual addresses of the file (what
- * objdump and addr2line use); dw_off_to_vaddr turns a mapped file offset into one.
+ * (dwfl_standard_find_debuginfo, through debugcache.c's copies kept inflated). Addresses here
+ * are ELF virtual addresses of the file (what objdump and addr2line use); dw_off_to_vaddr turns
+ * a mapped file offset into one.
  *
  * It must never name an address with the nearest symbol before it: an address outside every
  * function symbol's extent and every DWARF subprogram gives no frame at all (the caller names

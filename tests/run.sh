@@ -16,6 +16,8 @@ export SHIM=$BUILD/libperfscope.so
 filter=${1:-}
 pass=0 fail=0 skip=0 failed=()
 logdir=$(mktemp -d /tmp/perfscope-tests.XXXXXX)
+# The symbolizer's debug info cache (docs/symbolize.md): one for the whole run, never the user's.
+export PERFSCOPE_DEBUG_CACHE=$logdir/debug-cache
 for t in tests/t_*.sh; do
   name=$(basename "$t" .sh)
   [ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
@@ -31,6 +33,7 @@ for t in tests/t_*.sh; do
        sed 's/^/    | /' "$logdir/$name.log" | tail -n 40 ;;
   esac
 done
+rm -rf "$PERFSCOPE_DEBUG_CACHE"
 echo
 if [ $skip -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"; else echo "$pass passed, $fail failed"; fi
 [ $fail -eq 0 ]
