@@ -67,7 +67,10 @@ if command -v strace >/dev/null 2>&1; then
     grep -q "\"/proc/$spin/stat\"" scan.txt && { ran=1; break; }
   done
   kill "$spin"; wait "$spin" 2>/dev/null
-  kt=$(ps -eo pid=,ppid= | awk '$1 == 2 || $2 == 2 { print $1 }' | sort)
+  # the kernel's threads: PF_KTHREAD in stat's flags (a helper the kernel starts has kthreadd
+  # for its parent but runs a program of its own)
+  kt=$(for f in /proc/[0-9]*/stat; do sed 's/.*) //' "$f" 2>/dev/null |
+         awk -v p="${f//[^0-9]/}" '{ if (int($7 / 2097152) % 2) print p }'; done | sort)
   opened=$(grep -oE '"/proc/[0-9]+/stat"' scan.txt | grep -oE '[0-9]+' | sort -u)
   n=$(comm -12 <(printf '%s\n' "$kt") <(printf '%s\n' "$opened") | grep -c .)
   note "scan: $(printf '%s\n' "$opened" | grep -c .) stat files opened, $n of the $(printf '%s\n' "$kt" | grep -c .) kernel threads"
