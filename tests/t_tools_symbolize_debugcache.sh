@@ -14,6 +14,7 @@
 #   file, one still compressed, another library's debug file put under the name: never used
 #   (the outputs are as without a cache, or without lines when the debug file is away), and the
 #   copy is written anew;
+# - a debug file whose compressed section asks for 1 GiB alignment is not copied;
 # - a cache folder others may write into is neither read nor written; a folder under a copy's
 #   name stays, and no temporary file is left;
 # - a debug file with a .gnu_debugaltlink (dwz) is never copied;
@@ -209,6 +210,22 @@ for name, at, off, size, _ in section_headers(copy):
 refused("a copy whose .debug_info runs past its end", bytes(past), lambda: open(copy, "rb").read() == good)
 refused("a copy still compressed", open("lib/libsc.so.debug", "rb").read(),
         lambda: compressed_sections(copy) == [])
+
+# A debug file whose compressed .debug_info asks for 1 GiB alignment (the gap before it would be
+# written out as zeros): not copied.
+orig = open("lib/libsc.so.debug", "rb").read()
+hostile = bytearray(orig)
+for name, at, off, size, _ in section_headers("lib/libsc.so.debug"):
+    if name == ".debug_info":
+        struct.pack_into("<Q", hostile, off + 16, 1 << 30)   # Elf64_Chdr.ch_addralign
+with open("lib/libsc.so.debug", "wb") as f:
+    f.write(hostile)
+os.makedirs("align", mode=0o700)
+symbolize("align", "a debug file asking for 1 GiB alignment")
+check(not os.path.exists("align/%s.debug" % lib_id), "a debug file asking for 1 GiB alignment is not copied: %r"
+      % [(f, os.path.getsize("align/" + f)) for f in os.listdir("align")])
+with open("lib/libsc.so.debug", "wb") as f:
+    f.write(orig)
 
 # A folder others may write into: neither read nor written.
 os.makedirs("shared")
