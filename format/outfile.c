@@ -4,12 +4,15 @@
 #include "runfolder.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int open_tmp(struct outfile *o, const char *path, const char *mode, int buffered, char *err,
-                    size_t errlen)
+/* The temporary file is always made new: a leftover of the same name (a process of the same
+ * pid that died) is removed first, and a name that appears meanwhile, a symbolic link above
+ * all, is never opened (O_EXCL | O_NOFOLLOW): what is written goes nowhere but there. */
+static int open_tmp(struct outfile *o, const char *path, int update, char *err, size_t errlen)
 {
     o->f = NULL;
     o->buf = NULL;
@@ -19,12 +22,19 @@ static int open_tmp(struct outfile *o, const char *path, const char *mode, int b
         snprintf(err, errlen, "%.200s: path too long", path);
         return -1;
     }
-    o->f = fopen(o->tmp, mode);
+    unlink(o->tmp);
+    int fd = open(o->tmp, (update ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    o->f = fd >= 0 ? fdopen(fd, update ? "w+" : "w") : NULL;
     if (!o->f) {
-        snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(errno));
+        int saved = errno;
+        snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(saved));
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
         return -1;
     }
-    if (!buffered)
+    if (update)
         return 0;
     o->buf = malloc(OUTFILE_BUFFER_BYTES);
     if (o->buf && setvbuf(o->f, o->buf, _IOFBF, OUTFILE_BUFFER_BYTES) != 0) {
@@ -36,12 +46,12 @@ static int open_tmp(struct outfile *o, const char *path, const char *mode, int b
 
 int outfile_open_path(struct outfile *o, const char *path, char *err, size_t errlen)
 {
-    return open_tmp(o, path, "we", 1, err, errlen);
+    return open_tmp(o, path, 0, err, errlen);
 }
 
 int outfile_open_update(struct outfile *o, const char *path, char *err, size_t errlen)
 {
-    return open_tmp(o, path, "w+e", 0, err, errlen);
+    return open_tmp(o, path, 1, err, errlen);
 }
 
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen)
