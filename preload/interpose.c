@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dlbusy.h"
 #include "execenv.h"
 #include "fatal.h"
 #include "lifetime.h"
@@ -69,12 +70,22 @@ int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
 }
 
 /* Inside the guard (the loader's lock is held in the callbacks); the dl_iterate_phdr wrapper is
- * this function too. */
+ * this function too. libunwind's, from the handler, never waits for a busy thread: it finds no
+ * object instead (dlbusy.h). */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
     PS_RESOLVE(dl_iterate_phdr);
+    int from_unwind = ps_in_unwind > 0;
+    if (from_unwind && !dlbusy_handler_enter())
+        return 0;
     ps_guard_enter();
+    if (!from_unwind)
+        dlbusy_enter();
     int rc = real_dl_iterate_phdr(cb, data);
+    if (from_unwind)
+        dlbusy_handler_leave();
+    else
+        dlbusy_leave();
     ps_guard_leave();
     return rc;
 }
@@ -565,8 +576,10 @@ PS_API int dlclose(void *handle)
         writer_maps_catch_up();
         ps_xfsz_release(&x);
     }
+    dlbusy_enter(); /* glibc frees the library under the loader's lock */
     int rc = real_dlclose(handle);
     int saved = errno;
+    dlbusy_leave();
     /* In force from after the call: the library's code ran until it returned. */
     if (rc == 0)
         maps_changed(ps_now_ns());

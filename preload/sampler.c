@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "dlbusy.h"
 #include "fds.h"
 #include "interpose.h"
 #include "log.h"
@@ -253,7 +254,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = 1;
     } else if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
         (unwinder != PS_UNWIND_FP && (!atomic_load_explicit(&libunwind_ready, memory_order_acquire) ||
-                                      !stack_room_for_libunwind(t)))) {
+                                      !stack_room_for_libunwind(t) || dlbusy_now()))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         thread_count(&t->no_libunwind, weight);

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "config.h"
 #include "counters/counters.h"
+#include "dlbusy.h"
 #include "execenv.h"
 #include "fatal.h"
 #include "fdcache.h"
@@ -61,6 +62,7 @@ static void reset_locks_in_child(void)
     log_after_fork();
     procs_after_fork();
     markers_after_fork();
+    dlbusy_after_fork_child();
 }
 
 /* glibc's daemon() ends its parent with an _exit(0) inside the C library, past every
