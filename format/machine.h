@@ -13,7 +13,9 @@ struct machine_state {
     double load[3];
     long cores;
     int nbusy;
-    int nkernel;        /* kernel threads running, not counted as busy */
+    int nkernel;        /* kernel threads running whose stat was read, not counted as busy (on
+                         * the real /proc those told apart by their missing executable are
+                         * neither read nor counted) */
     struct {
         long pid;
         char comm[24];

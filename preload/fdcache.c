@@ -1,10 +1,15 @@
 /* fdcache.c: small files read through kept descriptors (fdcache.h). A few slots, each a path,
  * the descriptor opened on it (moved above the target's numbers at once, marked as the shim's so
  * the target's close, close_range and dup2 go around it: fds.c) and the file's identity. Before
- * each read the path must still name that file (stat: a pid reused, a file replaced by rename)
- * and the number must still be it (fstat: a descriptor closed or replaced past the wrappers is
- * never read, nor closed: the number may be the target's). Reads are pread from offset 0, which
- * /proc and sysfs answer afresh. When every slot is taken the oldest goes; where the descriptor
+ * each read the number must still be that file (fstat: a descriptor closed or replaced past the
+ * wrappers is never read, nor closed: the number may be the target's), and outside /proc the
+ * path must still name it (stat: a file replaced by rename). A /proc file needs no such stat:
+ * its descriptor stays bound to the process or thread it was opened for, a read through it once
+ * that one is gone fails (ESRCH), and /proc has no rename; such a failed read is tried once more
+ * by path, so a reused pid reads its new process, as a stat would have found. Reads are pread
+ * from offset 0, which /proc and sysfs answer afresh; every file read here is one record (a
+ * /proc file of one line or one block, a sysfs attribute, a small regular file), so a read
+ * shorter than asked is its end: no second read to meet the end of file. When every slot is taken the oldest goes; where the descriptor
  * cannot be moved high (a low limit) the file is read and closed at once, as before; one not
  * read for FDCACHE_IDLE_NS (a process of the run that ended) is closed. Never from
  * a signal handler (a mutex); never writes through a kept descriptor. */
@@ -63,13 +68,22 @@ static ssize_t read_from_start(int fd, char *buf, size_t size)
         if (n == 0)
             break;
         len += (size_t)n;
+        if ((size_t)n < size - 1 - (len - (size_t)n))
+            break; /* shorter than asked: the end of a one-record file (above) */
     }
     buf[len] = 0;
     return (ssize_t)len;
 }
 
-/* The kept slot for path, still valid: the path still names its file (stat) and the number is
- * still that file (fds_held_fd). NULL when there is none (a stale one is dropped). */
+/* A file of /proc: bound to its process or thread, never renamed (above). */
+static int in_proc(const char *path)
+{
+    return strncmp(path, "/proc/", 6) == 0;
+}
+
+/* The kept slot for path, still valid: outside /proc the path still names its file (stat), and
+ * the number is still that file (fds_held_fd). NULL when there is none (a stale one is
+ * dropped). */
 static struct fdcache_slot *find_locked(const char *path)
 {
     for (int i = 0; i < FDCACHE_SLOTS; i++) {
@@ -77,8 +91,9 @@ static struct fdcache_slot *find_locked(const char *path)
         if (atomic_load(&s->held.fd) < 0 || strcmp(s->path, path) != 0)
             continue;
         struct stat st;
-        if (stat(path, &st) == 0 && (unsigned long long)st.st_dev == s->held.dev &&
-            (unsigned long long)st.st_ino == s->held.ino && fds_held_fd(&s->held) >= 0)
+        if ((in_proc(path) || (stat(path, &st) == 0 && (unsigned long long)st.st_dev == s->held.dev &&
+                               (unsigned long long)st.st_ino == s->held.ino)) &&
+            fds_held_fd(&s->held) >= 0)
             return s;
         drop(s);
         return NULL;
@@ -148,6 +163,13 @@ ssize_t fdcache_read(const char *path, char *buf, size_t size)
     if (s)
         s->used_ns = now;
     ssize_t n = fd < 0 ? -1 : read_from_start(fd, buf, size);
+    if (n < 0 && s && in_proc(path)) {
+        /* Its process or thread is gone (no stat looked first): by path once more, as a stat
+         * that found the path gone or another file there would have sent it. */
+        drop(s);
+        fd = open_locked(path, &kept);
+        n = fd < 0 ? -1 : read_from_start(fd, buf, size);
+    }
     int err = errno;
     if (n < 0 && kept) {
         /* The process is gone (ESRCH) or the file cannot be read: not kept for the next time. */

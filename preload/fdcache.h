@@ -12,10 +12,13 @@
 #include <sys/types.h>
 
 /* The file at path from its start, at most size - 1 bytes, into buf (NUL-terminated): the
- * length, or -1 with errno (ENOENT, ESRCH: gone). A kept descriptor is used while path still
- * names the file it was opened on and the number is still that file; else the file is opened
- * again (and kept while there is room). A descriptor not read for FDCACHE_IDLE_NS is closed at
- * the next read of any (a process of the run that is gone). */
+ * length, or -1 with errno (ENOENT, ESRCH: gone). A kept descriptor is used while the number is
+ * still its file and, outside /proc, the path still names it (a /proc file is bound to its
+ * process or thread: a failed read is tried once by path); else the file is opened again (and
+ * kept while there is room). Only for files of one record (a read shorter than asked is the
+ * end): /proc's one-line or one-block files, sysfs attributes, small regular files. A
+ * descriptor not read for FDCACHE_IDLE_NS is closed at the next read of any (a process of the
+ * run that is gone). */
 ssize_t fdcache_read(const char *path, char *buf, size_t size);
 /* Thread tid is gone (its registry slot handed back): its /proc/self/task/<tid>/ files go. */
 void fdcache_forget_thread(pid_t tid);
