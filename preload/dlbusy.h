@@ -7,29 +7,31 @@
  * thread inside malloc, then waits in libunwind for a lock whose holder waits for that thread,
  * stops both for good: a deadlock the target never had.
  *
- * The rule: while any thread is inside dlclose or a dl_iterate_phdr that did not come from a
- * handler ("busy"), a handler walks frame pointers instead of libunwind, and libunwind's own
- * dl_iterate_phdr from a handler finds no object (that frame ends its stack) rather than wait.
- * A thread becoming busy first waits for the handlers already inside the real dl_iterate_phdr,
+ * The rule: a handler walks with libunwind only while no thread is inside dlclose or a
+ * dl_iterate_phdr that did not come from a handler ("busy"), and holds that off for its whole
+ * walk ("walking"): a thread becoming busy first sleeps until the handlers walking are done,
  * which never wait for it (it holds nothing yet), so one of the two always sees the other.
- * Everything here is async-signal-safe; the handler side never waits at all. Not covered:
- * the C library's own internal dlclose (an iconv module's), which no wrapper sees. */
+ * Otherwise the handler walks frame pointers. A walk is never cut short half-way (libunwind
+ * keeps what it found about an address for the thread's life: a refused lookup would leave
+ * every later stack through that address short). The handler side never waits and is
+ * async-signal-safe. Not covered: a dlclose no wrapper sees that starts while a walk is under
+ * way (the C library's own, a failed dlopen's clean-up; one already under way is seen through
+ * r_debug's state), and namespaces other than the base one. */
 #ifndef PERFSCOPE_DLBUSY_H
 #define PERFSCOPE_DLBUSY_H
 
-/* Around dlclose and every dl_iterate_phdr not made from a handler. */
+/* Around dlclose and every dl_iterate_phdr not made by the handler's walk. */
 void dlbusy_enter(void);
 void dlbusy_leave(void);
 
-/* The handler: whether any thread is busy (then no libunwind). */
-int dlbusy_now(void);
-
-/* libunwind's dl_iterate_phdr from a handler: 1 when it may go on to the real one (then
- * dlbusy_handler_leave after it), 0 when a thread is busy (find nothing). */
+/* The handler, before a libunwind walk: 1 when it may walk (then dlbusy_handler_leave after
+ * the walk), 0 when a thread is busy or the loader is changing its list (walk frame pointers). */
 int dlbusy_handler_enter(void);
 void dlbusy_handler_leave(void);
 
-/* A fork child has only the forking thread: the counts are its own. */
+/* At the shim's start, and in a fork child (which has only the forking thread: the counts are
+ * its own). */
+void dlbusy_init(void);
 void dlbusy_after_fork_child(void);
 
 #endif

@@ -70,21 +70,17 @@ int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
 }
 
 /* Inside the guard (the loader's lock is held in the callbacks); the dl_iterate_phdr wrapper is
- * this function too. libunwind's, from the handler, never waits for a busy thread: it finds no
- * object instead (dlbusy.h). */
+ * this function too. Busy (dlbusy.h) unless it is libunwind's, from a walk that holds busy
+ * threads off already. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
     PS_RESOLVE(dl_iterate_phdr);
     int from_unwind = ps_in_unwind > 0;
-    if (from_unwind && !dlbusy_handler_enter())
-        return 0;
     ps_guard_enter();
     if (!from_unwind)
         dlbusy_enter();
     int rc = real_dl_iterate_phdr(cb, data);
-    if (from_unwind)
-        dlbusy_handler_leave();
-    else
+    if (!from_unwind)
         dlbusy_leave();
     ps_guard_leave();
     return rc;

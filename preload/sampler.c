@@ -254,7 +254,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = 1;
     } else if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
         (unwinder != PS_UNWIND_FP && (!atomic_load_explicit(&libunwind_ready, memory_order_acquire) ||
-                                      !stack_room_for_libunwind(t) || dlbusy_now()))) {
+                                      !stack_room_for_libunwind(t) || !dlbusy_handler_enter()))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         thread_count(&t->no_libunwind, weight);
@@ -266,6 +266,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = ps_cfg.unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
         ps_in_unwind--;
         ps_guard_depth--;
+        dlbusy_handler_leave(); /* entered in the test above */
     }
     ring_commit(t->ring);
     writer_note_sample();
@@ -350,6 +351,7 @@ const char *sampler_unwind_name(void)
 
 int sampler_install(void)
 {
+    dlbusy_init();
     if (atomic_load(&installed))
         return 0;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);

@@ -3,26 +3,35 @@
 # tests/targets/m_dllock.c holds the lock in a dl_iterate_phdr callback until its worker thread
 # has moved on, while the worker runs through 4096 functions whose return addresses libunwind
 # has not cached (each a dl_iterate_phdr lookup from the handler). Under the shim at 997 Hz
-# with libunwind, for 3 s:
+# with libunwind, for 2 s and 1 s more with the lock left alone:
 # - no stall (the worker never stops 1 s on the lock): stdout "stalls: 0" as without the shim
 #   (before the fix: 2-3 stalls in each of five runs, the worker stopped in the handler);
 # - exit 0, meta.json status "ok", samples taken; those taken while the lock was held walked
-#   frame pointers (sampling.samples_without_libunwind > 0).
+#   frame pointers (sampling.samples_without_libunwind > 0);
+# - in the last 0.8 s, with the lock left alone, the worker's samples hold its whole stack (the
+#   target is built without frame pointers: only libunwind gives that);
+# - tests/targets/m_dlstorm.c: dl_iterate_phdr in a tight loop for 1.5 s beside a worker over
+#   eight leaves, then 2 s quiet: in the quiet part at most 2% of the worker's samples are under
+#   3 frames (those a shim thread's own dl_iterate_phdr sends to frame pointers), in each of 3
+#   runs. A version that refused libunwind's lookups half-way through a walk left libunwind's
+#   cache with one-frame entries for those addresses, for good: in 2 of 3 runs 70-82% of these
+#   stacks were one or two frames deep.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-build_target m_dllock
+build_target m_dllock -fomit-frame-pointer
+build_target m_dlstorm -O2 -fomit-frame-pointer
 
 python3 - <<'EOF2'
 import os
 import samples
 from shimlib import *
 
-argv = [target("m_dllock"), "3"]
+argv = [target("m_dllock"), "2"]
 base = run(argv, plain_env(), timeout=60, what="m_dllock without the shim")
 expect_ok(base, "m_dllock without the shim")
 require(base.stdout == b"stalls: 0\n", "without the shim: %r" % base.stdout)
-for i in range(2):
+for i in range(1):
     what = "m_dllock under the shim, run %d" % (i + 1)
     out = "out-%d" % i
     res = run(argv, shim_env(out, HZ=997, UNWIND="libunwind"), timeout=60, what=what)
@@ -36,5 +45,33 @@ for i in range(2):
     check((s.get("samples") or 0) > 0, "%s: no samples" % what)
     check((s.get("samples_without_libunwind") or 0) > 0,
           "%s: no sample walked frame pointers while the lock was held: %r" % (what, s))
+    files = samples.bin_files(out)
+    require(res.pid in files, "%s: no sample file" % what)
+    sf = samples.read_samples(files[res.pid][0][1] + ".bin")
+    worker = [x for x in sf.samples if x.tid != res.pid]
+    require(worker, "%s: no sample of the worker" % what)
+    end = max(x.t for x in worker)
+    quiet = [x for x in worker if x.t >= end - 800000000]
+    short = [x for x in quiet if len(x.frames) < 3]
+    info("%s: %d worker samples in the quiet second, %d with under 3 frames" % (what, len(quiet), len(short)))
+    check(len(quiet) >= 100 and len(short) <= 0.02 * len(quiet),
+          "%s: of %d worker samples with the lock left alone, %d hold under 3 frames: %r"
+          % (what, len(quiet), len(short), [len(x.frames) for x in short][:10]))
+
+for i in range(3):
+    what = "m_dlstorm under the shim, run %d" % (i + 1)
+    out = "out-storm-%d" % i
+    res = run([target("m_dlstorm")], shim_env(out, HZ=997, UNWIND="libunwind"), timeout=60, what=what)
+    expect_ok(res, what)
+    files = samples.bin_files(out)
+    require(res.pid in files, "%s: no sample file" % what)
+    storm_end = int(res.stdout.split()[0])
+    sf = samples.read_samples(files[res.pid][0][1] + ".bin")
+    quiet = [x for x in sf.samples if x.tid != res.pid and x.t >= storm_end + 100000000]
+    short = [x for x in quiet if len(x.frames) < 3]
+    info("%s: %d worker samples after the storm, %d with under 3 frames" % (what, len(quiet), len(short)))
+    check(len(quiet) >= 500 and len(short) <= 0.02 * len(quiet),
+          "%s: of %d worker samples after the storm, %d hold under 3 frames (libunwind kept what a refused "
+          "lookup gave): %r" % (what, len(quiet), len(short), [len(x.frames) for x in short][:10]))
 finish()
 EOF2

@@ -6,8 +6,11 @@
  * return addresses it has not cached and looks their tables up through dl_iterate_phdr. The
  * holder, for about ARGV[1] seconds (default 2), takes the loader's lock in dl_iterate_phdr's
  * callback and keeps it until the worker has moved on and 2 ms have passed; when the worker does
- * not move for 1 s (stopped on the lock in a signal handler), that is a stall. Prints the
- * stalls (0 without a profiler) and exits 0. */
+ * not move for 1 s (stopped on the lock in a signal handler), that is a stall. Then the worker
+ * runs 1 s more with the lock left alone (its stacks then must be whole: a profiler whose
+ * unwinder was refused a lookup while the lock was held may have kept that). Prints the stalls
+ * (0 without a profiler) and exits 0. Built without frame pointers by its test, so that only
+ * the unwind tables give a whole stack. */
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -90,6 +93,8 @@ int main(int argc, char **argv)
         dl_iterate_phdr(hold, NULL);
         nanosleep(&gap, NULL);
     }
+    struct timespec quiet = {1, 0};
+    nanosleep(&quiet, NULL);
     atomic_store(&stop, 1);
     pthread_join(w, NULL);
     printf("stalls: %d\n", stalls);
