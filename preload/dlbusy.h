@@ -8,30 +8,40 @@
  * stops both for good: a deadlock the target never had.
  *
  * The rule: a handler walks with libunwind only while no thread is inside dlclose or a
- * dl_iterate_phdr that did not come from a handler ("busy"), and holds that off for its whole
- * walk ("walking"): a thread becoming busy first sleeps until the handlers walking are done,
- * which never wait for it (it holds nothing yet), so one of the two always sees the other.
- * Otherwise the handler walks frame pointers. A walk is never cut short half-way (libunwind
- * keeps what it found about an address for the thread's life: a refused lookup would leave
- * every later stack through that address short). The handler side never waits and is
- * async-signal-safe. Not covered: a dlclose no wrapper sees that starts while a walk is under
- * way (the C library's own, a failed dlopen's clean-up; one already under way is seen through
- * r_debug's state), and namespaces other than the base one. */
+ * program's dl_iterate_phdr ("busy"), and holds those off for its whole walk ("walking"): a
+ * thread becoming busy first sleeps until the walks under way are done, which never wait for it
+ * (it holds nothing yet), so one of the two always sees the other. Otherwise the handler walks
+ * frame pointers. A walk is never cut short half-way (libunwind keeps what it found about an
+ * address for the thread's life: a refused lookup would leave every later stack through that
+ * address short). Never busy, so never waiting: libunwind's own dl_iterate_phdr (the target's
+ * use of libunwind holds libunwind's cache lock across it, which a walk needs) and the shim's
+ * (trivial callbacks that wait for nothing). A busy thread waits 100 ms at most in all: past
+ * that libunwind is off in the handler for good (dlbusy_given_up). The handler side never
+ * waits and is async-signal-safe. Not covered: a dlclose no wrapper sees that starts while a
+ * walk is under way (the C library's own, a failed dlopen's clean-up; one already under way is
+ * seen through r_debug's state), and namespaces other than the base one. */
 #ifndef PERFSCOPE_DLBUSY_H
 #define PERFSCOPE_DLBUSY_H
 
-/* Around dlclose and every dl_iterate_phdr not made by the handler's walk. */
+/* Around dlclose and a program's dl_iterate_phdr. */
 void dlbusy_enter(void);
 void dlbusy_leave(void);
 
 /* The handler, before a libunwind walk: 1 when it may walk (then dlbusy_handler_leave after
- * the walk), 0 when a thread is busy or the loader is changing its list (walk frame pointers). */
+ * the walk), 0 when a thread is busy, the loader is changing its list, or a wait ran out (walk
+ * frame pointers). */
 int dlbusy_handler_enter(void);
 void dlbusy_handler_leave(void);
 
-/* At the shim's start, and in a fork child (which has only the forking thread: the counts are
- * its own). */
-void dlbusy_init(void);
+/* Whether a busy thread's wait ran out (libunwind off in the handler from then on). */
+int dlbusy_given_up(void);
+
+/* The calling thread enters seccomp strict mode: it never waits (futex would kill it). */
+void dlbusy_thread_strict(void);
+
+/* In a fork child, which has only the forking thread: the counts are its own. (A child made by
+ * _Fork or a raw clone runs no fork handler: a walk under way in the parent then costs it one
+ * wait run out, and frame-pointer stacks.) */
 void dlbusy_after_fork_child(void);
 
 #endif

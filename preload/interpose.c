@@ -69,19 +69,13 @@ int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
     return rc;
 }
 
-/* Inside the guard (the loader's lock is held in the callbacks); the dl_iterate_phdr wrapper is
- * this function too. Busy (dlbusy.h) unless it is libunwind's, from a walk that holds busy
- * threads off already. */
+/* Inside the guard (the loader's lock is held in the callbacks). The shim's own calls: never
+ * busy (dlbusy.h), their callbacks wait for nothing. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
     PS_RESOLVE(dl_iterate_phdr);
-    int from_unwind = ps_in_unwind > 0;
     ps_guard_enter();
-    if (!from_unwind)
-        dlbusy_enter();
     int rc = real_dl_iterate_phdr(cb, data);
-    if (!from_unwind)
-        dlbusy_leave();
     ps_guard_leave();
     return rc;
 }
@@ -584,9 +578,30 @@ PS_API int dlclose(void *handle)
     return rc;
 }
 
+static void busy_cancelled(void *unused)
+{
+    (void)unused;
+    dlbusy_leave();
+    ps_guard_leave();
+}
+
+/* A program's call is busy (dlbusy.h); libunwind's is not, whoever walks (the handler, the
+ * writer's warm-up, the target's own use of libunwind, which holds libunwind's cache lock across
+ * it). A cancellation inside the callback leaves busy as glibc leaves its lock. */
 PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    return ps_real_dl_iterate_phdr(cb, data);
+    if (ps_in_unwind > 0 || sampler_pc_in_libunwind((uintptr_t)__builtin_return_address(0)))
+        return ps_real_dl_iterate_phdr(cb, data);
+    PS_RESOLVE(dl_iterate_phdr);
+    ps_guard_enter();
+    dlbusy_enter();
+    int rc;
+    pthread_cleanup_push(busy_cancelled, NULL);
+    rc = real_dl_iterate_phdr(cb, data);
+    pthread_cleanup_pop(0);
+    dlbusy_leave();
+    ps_guard_leave();
+    return rc;
 }
 
 /* ---- signal dispositions ---- */

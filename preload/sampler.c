@@ -312,6 +312,37 @@ static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* libunwind's executable segments: its own dl_iterate_phdr calls come from there (dlbusy.h). */
+static uintptr_t libunwind_lo, libunwind_hi;
+
+static int find_libunwind(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t pc = *(uintptr_t *)data, lo_all = 0, hi_all = 0;
+    int holds = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        holds |= pc >= lo && pc < hi;
+        if (!lo_all || lo < lo_all)
+            lo_all = lo;
+        if (hi > hi_all)
+            hi_all = hi;
+    }
+    if (!holds)
+        return 0;
+    libunwind_lo = lo_all;
+    libunwind_hi = hi_all;
+    return 1;
+}
+
+int sampler_pc_in_libunwind(uintptr_t pc)
+{
+    return pc >= libunwind_lo && pc < libunwind_hi;
+}
+
 /* valgrind maps its vgpreload_core object into every program it runs. */
 static int find_valgrind(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -351,11 +382,12 @@ const char *sampler_unwind_name(void)
 
 int sampler_install(void)
 {
-    dlbusy_init();
     if (atomic_load(&installed))
         return 0;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     ps_real_dl_iterate_phdr(find_loader, &base);
+    uintptr_t in_libunwind = (uintptr_t)&unw_backtrace;
+    ps_real_dl_iterate_phdr(find_libunwind, &in_libunwind);
     choose_unwinder();
     /* libunwind is not touched here: its first use (its lock, its memory-validation pipe, the
      * fast tracer's 256 KiB cache written whole, the start-up stack walked) cost 0.5 ms of every

@@ -283,6 +283,7 @@ static void before_strict(void)
     struct ps_thread *t = thread_self();
     if (t)
         clock_disarm(t);
+    dlbusy_thread_strict();
     fatal_step_aside();
     if (tid == (int)getpid())
         lifetime_watch_closely();

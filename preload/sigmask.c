@@ -129,15 +129,23 @@ static int mask_call(int (*call)(int, const sigset_t *, sigset_t *), int how, co
     return rc;
 }
 
+/* libunwind, used by the target itself, blocks every signal around its cache lock, which the
+ * handler's walk takes too: SIGPROF taken out of that mask would let a sample into the thread
+ * holding the lock, and the handler would wait for it for good. libunwind's calls go to the
+ * kernel as asked (a sample then waits until it unblocks), as the shim's own libunwind's do. */
 PS_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
     PS_RESOLVE(pthread_sigmask);
+    if (sampler_pc_in_libunwind((uintptr_t)__builtin_return_address(0)))
+        return real_pthread_sigmask(how, set, old);
     return mask_call(real_pthread_sigmask, how, set, old);
 }
 
 PS_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
     PS_RESOLVE(sigprocmask);
+    if (sampler_pc_in_libunwind((uintptr_t)__builtin_return_address(0)))
+        return real_sigprocmask(how, set, old);
     return mask_call(real_sigprocmask, how, set, old);
 }
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dlbusy.h"
 #include "fdcache.h"
 #include "fdheld.h"
 #include "fds.h"
@@ -749,6 +750,12 @@ static void pass_locked(void)
         writer_flush(0);
         if (records_written)
             sampler_warm_libunwind(); /* once, here: a process that takes no sample never pays it */
+        static int told_given_up;
+        if (!told_given_up && dlbusy_given_up()) {
+            told_given_up = 1;
+            ps_log("a dlclose or dl_iterate_phdr waited 100 ms for the handler's stack walks: libunwind is off in "
+                   "the handler from now on (stacks by frame pointers)");
+        }
         /* A library loaded since the last pass is in force from the last pass: its code
          * could not run before it was loaded, and what was mapped then still is. */
         if (io && (objects_changed() || maps_may_have_changed(now))) {

@@ -15,12 +15,17 @@
 #   3 frames (those a shim thread's own dl_iterate_phdr sends to frame pointers), in each of 3
 #   runs. A version that refused libunwind's lookups half-way through a walk left libunwind's
 #   cache with one-frame entries for those addresses, for good: in 2 of 3 runs 70-82% of these
-#   stacks were one or two frames deep.
+#   stacks were one or two frames deep;
+# - tests/targets/m_unwself.c: a thread walking its own stack with libunwind (which holds
+#   libunwind's cache lock across its dl_iterate_phdr) beside a sampled worker, for 2 s: it ends
+#   as without the shim, and no wait for the handler's walks ran out (perfscope.log). A version
+#   that made libunwind's own calls wait for the handler's walks deadlocked both threads.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
 build_target m_dllock -fomit-frame-pointer
 build_target m_dlstorm -O2 -fomit-frame-pointer
+build_target m_unwself -Wl,--no-as-needed -lunwind
 
 python3 - <<'EOF2'
 import os
@@ -73,5 +78,14 @@ for i in range(3):
     check(len(quiet) >= 500 and len(short) <= 0.02 * len(quiet),
           "%s: of %d worker samples after the storm, %d hold under 3 frames (libunwind kept what a refused "
           "lookup gave): %r" % (what, len(quiet), len(short), [len(x.frames) for x in short][:10]))
+argv = [target("m_unwself"), "2"]
+base = run(argv, plain_env(), timeout=60, what="m_unwself without the shim")
+expect_ok(base, "m_unwself without the shim")
+what = "m_unwself under the shim"
+res = run(argv, shim_env("out-unwself", HZ=997, UNWIND="libunwind"), timeout=60, what=what)
+require(res.rc == 0, "%s: %s (a deadlock ends in the timeout)" % (what, sig_name(res.rc)))
+check(res.stdout == base.stdout, "%s: %r, without the shim %r" % (what, res.stdout, base.stdout))
+log = open(os.path.join("out-unwself", "perfscope.log"), errors="replace").read()
+check("waited 100 ms" not in log, "%s: a wait for the handler's walks ran out: %r" % (what, log[-400:]))
 finish()
 EOF2
