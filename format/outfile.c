@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The temporary file is always made new: a leftover of the same name (a process of the same
@@ -60,6 +61,33 @@ int outfile_open(struct outfile *o, const char *dir, const char *name, char *err
     if (runfolder_path(path, sizeof path, dir, name, err, errlen) != 0)
         return -1;
     return outfile_open_path(o, path, err, errlen);
+}
+
+int outfile_make_dirs(const char *path, unsigned mode)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
 }
 
 int outfile_write_all(const char *path, const char *data, size_t len, char *err, size_t errlen)

@@ -36,6 +36,10 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen);
 /* Closes and removes the temporary file (after a failure). */
 void outfile_abort(struct outfile *o);
 
+/* mkdir -p: path and every missing folder above it, made with mode. 0 when path is a folder at
+ * the end, else -1 (errno). */
+int outfile_make_dirs(const char *path, unsigned mode);
+
 /* The whole of data written to path this way: 0, or -1 with "<path>: <why>" in err. */
 int outfile_write_all(const char *path, const char *data, size_t len, char *err, size_t errlen);
 

@@ -292,6 +292,22 @@ void sampler_set_target_action(const struct sigaction *act)
     target_action = *act;
 }
 
+/* [lo, hi): from the lowest to the highest address of an object's executable segments. */
+static void exec_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t l = info->dlpi_addr + ph->p_vaddr, h = l + ph->p_memsz;
+        if (!*lo || l < *lo)
+            *lo = l;
+        if (h > *hi)
+            *hi = h;
+    }
+}
+
 /* The loader (AT_BASE) and its executable segments. */
 static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -299,42 +315,23 @@ static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
     uintptr_t base = *(uintptr_t *)data;
     if (!base || info->dlpi_addr != base)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t lo = base + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (!loader_lo || lo < loader_lo)
-            loader_lo = lo;
-        if (hi > loader_hi)
-            loader_hi = hi;
-    }
+    exec_span(info, &loader_lo, &loader_hi);
     return 1;
 }
 
-/* libunwind's executable segments: its own dl_iterate_phdr calls come from there (dlbusy.h). */
+/* libunwind's executable segments: its own dl_iterate_phdr and mask calls come from there
+ * (dlbusy.h, sigmask.c). data: an address of its code. */
 static uintptr_t libunwind_lo, libunwind_hi;
 
 static int find_libunwind(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    uintptr_t pc = *(uintptr_t *)data, lo_all = 0, hi_all = 0;
-    int holds = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        holds |= pc >= lo && pc < hi;
-        if (!lo_all || lo < lo_all)
-            lo_all = lo;
-        if (hi > hi_all)
-            hi_all = hi;
-    }
-    if (!holds)
+    uintptr_t pc = *(uintptr_t *)data, lo, hi;
+    exec_span(info, &lo, &hi);
+    if (pc < lo || pc >= hi)
         return 0;
-    libunwind_lo = lo_all;
-    libunwind_hi = hi_all;
+    libunwind_lo = lo;
+    libunwind_hi = hi;
     return 1;
 }
 

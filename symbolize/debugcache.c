@@ -62,21 +62,6 @@ static int folder_ours(void)
            !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* Creates the cache folder and every missing folder above it (0700: a user's cache). */
-static void make_dirs(void)
-{
-    char buf[sizeof cache_dir];
-    snprintf(buf, sizeof buf, "%s", cache_dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        mkdir(buf, 0700);
-        *p = '/';
-    }
-    mkdir(buf, 0700);
-}
-
 struct shape {
     int compressed;         /* .debug_* sections stored compressed */
     int altlink;            /* a .gnu_debugaltlink (dwz): found relative to the file's own path */
@@ -328,8 +313,7 @@ static int write_copy(int src, const char *path, const unsigned char *id, int n)
     elf_end(e);
     if (!worth)
         return -1;
-    make_dirs();
-    if (!folder_ours())
+    if (outfile_make_dirs(cache_dir, 0700) != 0 || !folder_ours()) /* 0700: a user's cache */
         return -1;
     struct outfile o;
     char err[256];

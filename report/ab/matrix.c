@@ -195,23 +195,6 @@ static int parse(int argc, char **argv, struct matrix_opts *o)
     return o->cases_path && o->name[0] && o->name[1] ? 0 : -1;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* compare.py's _tag: each run of characters outside [A-Za-z0-9_.-] becomes one '_'. */
 static int tag_char(char c)
 {
@@ -283,7 +266,7 @@ static int setup(struct matrix_opts *o, regex_t *only, int *have_only, cJSON **n
                         "(make, or set PERFSCOPE_SHIM)", SHIM_FILE_NAME);
         return -1;
     }
-    if (make_dirs(o->out) != 0 || !realpath(o->out, o->out_abs)) {
+    if (outfile_make_dirs(o->out, 0755) != 0 || !realpath(o->out, o->out_abs)) {
         report_fail("%s: cannot make the output folder: %s", o->out, strerror(errno));
         return -1;
     }
@@ -432,7 +415,7 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
     static struct warnings w;
     memset(&w, 0, sizeof w);
     cJSON *arms = cJSON_CreateArray(), *profiles = cJSON_CreateArray();
-    int rc = arms && profiles && make_dirs(case_dir) == 0 ? 0 : -2;
+    int rc = arms && profiles && outfile_make_dirs(case_dir, 0755) == 0 ? 0 : -2;
     if (rc != 0)
         report_fail("%s: cannot make the case folder: %s", case_dir, strerror(errno));
     for (size_t i = 0; rc == 0 && i < n; i++) {
