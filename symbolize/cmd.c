@@ -30,7 +30,9 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
                "  --progress-fd N   the progress line on descriptor N when it is a terminal (default:\n"
                "                    stderr, when it is one; shown once symbolizing takes over a second)\n"
                "  --symfs DIR       copies of the mapped files under DIR, looked at first "
-               "(default OUT/symfs when present)\n",
+               "(default OUT/symfs when present)\n"
+               "Separate debug info stored compressed (libc6-dbg) is kept inflated, by build id, under\n"
+               "$PERFSCOPE_DEBUG_CACHE, else $XDG_CACHE_HOME/perfscope/debug or ~/.cache/perfscope/debug (=0: off).\n",
                prog);
         return 0;
     }
