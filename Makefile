@@ -49,16 +49,21 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 
 # The shim: position independent, initial-exec TLS only (the handler must never reach
 # __tls_get_addr, which may allocate).
+# libgcc_s is linked ahead of libunwind, though the shim calls nothing of it: libunwind exports
+# the whole C++ unwinder ABI (_Unwind_*), and in the program's global scope the first library
+# defining a symbol answers it. With libgcc_s first, the program's _Unwind_* calls and libgcc_s's
+# own reach libgcc_s, as without the shim (docs/shim.md, "The program's unwinder").
+SHIM_LIBS = -Wl,--push-state,--no-as-needed -lgcc_s -Wl,--pop-state \
+	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs
+
 $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
-	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
-	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs
+	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS)
 
 $(CSHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) scripts/container-shim.sh | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
-	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) \
-	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs \
+	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS) \
 	  -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 	scripts/container-shim.sh $(dir $@)
 

@@ -8,8 +8,11 @@ set -euo pipefail
 dir=$1
 shim=$dir/libperfscope.so
 [ -f "$shim" ] || { echo "container-shim.sh: no $shim" >&2; exit 1; }
-# glibc's own libraries: the image has them (and they must match its ld.so).
-glibc_re='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libnsl|ld-linux[-a-z0-9_]*)\.so'
+# glibc's own libraries: the image has them (and they must match its ld.so). libgcc_s comes with
+# glibc in every distribution (Debian's and Ubuntu's libc6 depend on libgcc-s1, RHEL's glibc on
+# libgcc), and the image's own must stay the one its C++ programs get: a copy of ours beside the
+# shim would be loaded first and answer for it by soname.
+glibc_re='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libnsl|libgcc_s|ld-linux[-a-z0-9_]*)\.so'
 find "$dir" -maxdepth 1 -name '*.so.*' -type f -delete
 ldd "$shim" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
   [[ $name =~ $glibc_re ]] && continue

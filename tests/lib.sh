@@ -114,10 +114,14 @@ build_target() {
     _build "$TBUILD/$name" "$src" "$cc" "$@" -ldl
 }
 
-# build_lib NAME: tests/targets/NAME.c into $BUILD/tests/NAME.so (a shared library).
+# build_lib NAME: tests/targets/NAME.c (or .cc, with g++) into $BUILD/tests/NAME.so (a shared
+# library).
 build_lib() {
     local name=$1; shift
-    _build "$TBUILD/$name.so" "$ROOT/tests/targets/$name.c" "${CC:-gcc}" -shared -fPIC "$@"
+    local src=$ROOT/tests/targets/$name.c cc=${CC:-gcc}
+    if [ ! -f "$src" ]; then src=$ROOT/tests/targets/$name.cc; cc=${CXX:-g++}; fi
+    [ -f "$src" ] || fail "no source for library $name"
+    _build "$TBUILD/$name.so" "$src" "$cc" -shared -fPIC "$@"
 }
 
 # perf_events_allowed: whether this process may open a per-thread task-clock perf event
