@@ -53,17 +53,21 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 # the whole C++ unwinder ABI (_Unwind_*), and in the program's global scope the first library
 # defining a symbol answers it. With libgcc_s first, the program's _Unwind_* calls and libgcc_s's
 # own reach libgcc_s, as without the shim (docs/shim.md, "The program's unwinder").
+# zlib is not linked: the one use, the kernel's config.gz when nothing else tells the tick rate,
+# loads it there (preload/clock.c), by the soname of the zlib pkg-config finds.
 SHIM_LIBS = -Wl,--push-state,--no-as-needed -lgcc_s -Wl,--pop-state \
-	  $(call PKGLIBS,libunwind libcjson zlib) -ldl -lrt -Wl,-z,defs
+	  $(call PKGLIBS,libunwind libcjson) -ldl -lrt -Wl,-z,defs
+ZLIB_SO = $(shell objdump -p $$(pkg-config --variable=libdir zlib)/libz.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
+SHIM_CFLAGS = $(call PKG,libunwind libcjson zlib) -DPS_ZLIB_SONAME='"$(or $(ZLIB_SO),libz.so.1)"'
 
 $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
-	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS)
+	  $(SHIM_CFLAGS) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS)
 
 $(CSHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) scripts/container-shim.sh | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
-	  $(call PKG,libunwind libcjson zlib) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS) \
+	  $(SHIM_CFLAGS) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS) \
 	  -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 	scripts/container-shim.sh $(dir $@)
 

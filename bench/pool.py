@@ -182,16 +182,22 @@ FORK_CONFIGS = [
     {"name": "shim, PERFSCOPE_HZ=0 (no sampling: no sample files, maps, clocks, libunwind)",
      "env": {"PERFSCOPE_HZ": "0"}},
     {"name": "shim, 997 Hz (perf events)", "env": {"PERFSCOPE_HZ": "997"}},
-    {"name": "the shim's libraries alone (libunwind, cjson, zlib preloaded: the loader's share)",
+    {"name": "the shim's libraries alone (those it is linked with, preloaded: the loader's share)",
      "env": "libs"},
 ]
-LIBS = "libunwind.so.8:libcjson.so.1:libz.so.1"
+
+
+def shim_libs(shim):
+    """The libraries the shim is linked with (its NEEDED entries), but glibc's own."""
+    out = subprocess.run(["objdump", "-p", shim], capture_output=True, text=True).stdout
+    libs = [f[1] for f in (l.split() for l in out.splitlines()) if f[:1] == ["NEEDED"]]
+    return ":".join(l for l in libs if not l.startswith(("libc.so", "ld-linux", "libdl.", "librt.", "libpthread.")))
 
 
 def fork_env(cfg, args, work):
     env = analyze.clean_env()
     if cfg["env"] == "libs":
-        env["LD_PRELOAD"] = LIBS
+        env["LD_PRELOAD"] = shim_libs(args.shim)
     elif cfg["env"] is not None:
         env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work})
         env.update(cfg["env"])

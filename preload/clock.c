@@ -7,6 +7,7 @@
  * from the numbers the target expects to get. */
 #include "clock.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -60,6 +61,34 @@ static int hz_from_coarse_clock(void)
     return (int)((1000000000L + r.tv_nsec / 2) / r.tv_nsec);
 }
 
+#ifndef PS_ZLIB_SONAME
+#error "PS_ZLIB_SONAME: the soname of the zlib the shim is built against (Makefile)"
+#endif
+
+/* /proc/config.gz through zlib, loaded for this alone: the coarse clock tells the tick rate on
+ * every kernel met so far, and zlib linked cost every process 0.1 ms of the loader's time for a
+ * fallback behind a fallback. Left loaded (RTLD_LOCAL): the shim's dlclose is its own wrapper. */
+static int hz_from_config_gz(char *line, int size)
+{
+    void *z = dlopen(PS_ZLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!z)
+        return 0;
+    __typeof__(&gzopen) open_gz;
+    __typeof__(&gzgets) gets_gz;
+    __typeof__(&gzclose) close_gz;
+    *(void **)&open_gz = dlsym(z, "gzopen");
+    *(void **)&gets_gz = dlsym(z, "gzgets");
+    *(void **)&close_gz = dlsym(z, "gzclose");
+    gzFile gz = open_gz && gets_gz && close_gz ? open_gz("/proc/config.gz", "rb") : NULL;
+    int hz = 0;
+    if (gz) {
+        while (!hz && gets_gz(gz, line, size))
+            hz = hz_from_config_line(line);
+        close_gz(gz);
+    }
+    return hz;
+}
+
 static void detect_kernel_hz(void)
 {
     int coarse = hz_from_coarse_clock();
@@ -85,17 +114,11 @@ static void detect_kernel_hz(void)
             }
         }
     }
-    gzFile gz = gzopen("/proc/config.gz", "rb");
-    if (gz) {
-        int hz = 0;
-        while (!hz && gzgets(gz, line, sizeof line))
-            hz = hz_from_config_line(line);
-        gzclose(gz);
-        if (hz > 0) {
-            ps_kernel_hz = hz;
-            snprintf(ps_kernel_hz_source, sizeof ps_kernel_hz_source, "/proc/config.gz");
-            return;
-        }
+    int hz = hz_from_config_gz(line, (int)sizeof line);
+    if (hz > 0) {
+        ps_kernel_hz = hz;
+        snprintf(ps_kernel_hz_source, sizeof ps_kernel_hz_source, "/proc/config.gz");
+        return;
     }
     ps_log("kernel tick rate unknown (no kernel config readable); assuming CONFIG_HZ=%d", ps_kernel_hz);
 }
