@@ -57,7 +57,7 @@ for part in parts:
             with open(os.path.join(out, "meta.json")) as f:
                 s = json.load(f).get("sampling", {})
             taken, fp = s.get("samples") or 0, s.get("samples_without_libunwind") or 0
-            check(taken > 500 and fp < taken / 2, "%s: %d samples, %d without libunwind: libunwind not in use"
+            check(taken > 100 and fp < taken / 2, "%s: %d samples, %d without libunwind: libunwind not in use"
                   % (what, taken, fp))
 
 finish()
