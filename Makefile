@@ -27,8 +27,9 @@ REPORT_HDR   := $(wildcard report/*.h report/*/*.h)
 
 SHIM     := $(BUILD)/libperfscope.so
 # The shim for container images (docs/containers.md): the same objects linked again with
-# RPATH $ORIGIN (DT_RPATH, not RUNPATH: it must also reach libunwind's own liblzma), its
-# non-glibc libraries copied beside it, and glibc-floor, the oldest glibc it needs.
+# RPATH $ORIGIN (DT_RPATH, not RUNPATH: it must also reach the dlopen'd libunwind's own liblzma),
+# its non-glibc libraries and libunwind copied beside it, and glibc-floor, the oldest glibc it
+# needs.
 CSHIM    := $(BUILD)/container/libperfscope.so
 SYMLIB   := $(BUILD)/libperfscope-symbolize.a
 TOOLS    := $(if $(wildcard symbolize/main.c),$(BUILD)/perfscope-symbolize) \
@@ -49,16 +50,16 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 
 # The shim: position independent, initial-exec TLS only (the handler must never reach
 # __tls_get_addr, which may allocate).
-# libgcc_s is linked ahead of libunwind, though the shim calls nothing of it: libunwind exports
-# the whole C++ unwinder ABI (_Unwind_*), and in the program's global scope the first library
-# defining a symbol answers it. With libgcc_s first, the program's _Unwind_* calls and libgcc_s's
-# own reach libgcc_s, as without the shim (docs/shim.md, "The program's unwinder").
-# zlib is not linked: the one use, the kernel's config.gz when nothing else tells the tick rate,
-# loads it there (preload/clock.c), by the soname of the zlib pkg-config finds.
-SHIM_LIBS = -Wl,--push-state,--no-as-needed -lgcc_s -Wl,--pop-state \
-	  $(call PKGLIBS,libunwind libcjson) -ldl -lrt -Wl,-z,defs
+# libunwind is not linked but loaded with dlopen(RTLD_LOCAL) at start (preload/unwlib.h: linked,
+# its _Unwind_* symbols took over the program's C++ unwinder ABI), by the soname of the libunwind
+# pkg-config finds. zlib is not linked either: its one use, the kernel's config.gz when nothing
+# else tells the tick rate, loads it there (preload/clock.c).
+SHIM_LIBS = $(call PKGLIBS,libcjson) -ldl -lrt -Wl,-z,defs
+LIBUNWIND_DIR = $(shell pkg-config --variable=libdir libunwind)
+LIBUNWIND_SO = $(shell objdump -p $(LIBUNWIND_DIR)/libunwind.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
 ZLIB_SO = $(shell objdump -p $$(pkg-config --variable=libdir zlib)/libz.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
-SHIM_CFLAGS = $(call PKG,libunwind libcjson zlib) -DPS_ZLIB_SONAME='"$(or $(ZLIB_SO),libz.so.1)"'
+SHIM_CFLAGS = $(call PKG,libunwind libcjson zlib) -DPS_ZLIB_SONAME='"$(or $(ZLIB_SO),libz.so.1)"' \
+	  -DPS_LIBUNWIND_SONAME='"$(or $(LIBUNWIND_SO),libunwind.so.8)"'
 
 $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
@@ -69,7 +70,7 @@ $(CSHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) scripts/container-shim.sh | $(BUILD)/.de
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
 	  $(SHIM_CFLAGS) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS) \
 	  -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
-	scripts/container-shim.sh $(dir $@)
+	scripts/container-shim.sh $(dir $@) $(LIBUNWIND_DIR)/$(or $(LIBUNWIND_SO),libunwind.so.8)
 
 $(BUILD)/obj/%.o: %.c $(SYM_HDR) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

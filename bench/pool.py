@@ -187,11 +187,20 @@ FORK_CONFIGS = [
 ]
 
 
+def soname(path):
+    out = subprocess.run(["objdump", "-p", path], capture_output=True, text=True).stdout
+    return next((f[1] for f in (l.split() for l in out.splitlines()) if f[:1] == ["SONAME"]), None)
+
+
 def shim_libs(shim):
-    """The libraries the shim is linked with (its NEEDED entries), but glibc's own."""
+    """The libraries the shim maps in a sampled process: those it is linked with (its NEEDED
+    entries, but glibc's own) and libunwind, which it loads with dlopen at install."""
     out = subprocess.run(["objdump", "-p", shim], capture_output=True, text=True).stdout
     libs = [f[1] for f in (l.split() for l in out.splitlines()) if f[:1] == ["NEEDED"]]
-    return ":".join(l for l in libs if not l.startswith(("libc.so", "ld-linux", "libdl.", "librt.", "libpthread.")))
+    libs = [l for l in libs if not l.startswith(("libc.so", "ld-linux", "libdl.", "librt.", "libpthread."))]
+    libdir = subprocess.run(["pkg-config", "--variable=libdir", "libunwind"], capture_output=True, text=True).stdout.strip()
+    unw = soname(os.path.join(libdir, "libunwind.so")) if libdir else None
+    return ":".join(libs + ([unw] if unw else []))
 
 
 def fork_env(cfg, args, work):

@@ -29,6 +29,7 @@
 #include "sampler.h"
 #include "shim.h"
 #include "sigmask.h"
+#include "unwlib.h"
 #include "threads.h"
 #include "writer.h"
 #include "xfsz.h"
@@ -590,7 +591,7 @@ static void busy_cancelled(void *unused)
  * it). A cancellation inside the callback leaves busy as glibc leaves its lock. */
 PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    if (ps_in_unwind > 0 || sampler_pc_in_libunwind((uintptr_t)__builtin_return_address(0)))
+    if (ps_in_unwind > 0 || unwlib_has_pc((uintptr_t)__builtin_return_address(0)))
         return ps_real_dl_iterate_phdr(cb, data);
     PS_RESOLVE(dl_iterate_phdr);
     ps_guard_enter();

@@ -2,7 +2,6 @@
  * interrupts into that thread's ring. Async-signal-safe throughout: no malloc, no locks, no
  * stdio, errno preserved; a full ring drops and counts, never waits. Signals that are not ours
  * go to the target's own SIGPROF disposition, exactly as if the shim were not there. */
-#define UNW_LOCAL_ONLY
 #include "sampler.h"
 
 #include <errno.h>
@@ -10,7 +9,6 @@
 #include <link.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
-#include <libunwind.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -27,7 +25,9 @@
 #include "log.h"
 #include "ring.h"
 #include "shim.h"
+#include "objspan.h"
 #include "sigmask.h"
+#include "unwlib.h"
 #include "writer.h"
 
 #ifndef TRAP_PERF
@@ -95,16 +95,16 @@ static uint32_t unwind_libunwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
 {
     unw_cursor_t cursor;
     uint32_t n = 0;
-    if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+    if (ps_unw.init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
         frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
         return n;
     }
     do {
         unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+        if (ps_unw.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
             break;
         frames[n++] = ip;
-    } while (n < max && unw_step(&cursor) > 0);
+    } while (n < max && ps_unw.step(&cursor) > 0);
     if (n == 0)
         frames[n++] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     return n;
@@ -118,7 +118,7 @@ static uint32_t unwind_libunwind(ucontext_t *uc, uint64_t *frames, uint32_t max)
 static uint32_t unwind_libunwind_fast(ucontext_t *uc, uint64_t *frames, uint32_t max)
 {
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    int n = unw_backtrace((void **)frames, (int)(max + PS_HANDLER_FRAMES));
+    int n = ps_unw.backtrace((void **)frames, (int)(max + PS_HANDLER_FRAMES));
     for (int i = 0; i < n && i < PS_HANDLER_FRAMES; i++) {
         if (frames[i] != rip)
             continue;
@@ -254,7 +254,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = 1;
     } else if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
         (unwinder != PS_UNWIND_FP && (!atomic_load_explicit(&libunwind_ready, memory_order_acquire) ||
-                                      !stack_room_for_libunwind(t) || !dlbusy_handler_enter()))) {
+                                      !t->unw_tls || !stack_room_for_libunwind(t) || !dlbusy_handler_enter()))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         thread_count(&t->no_libunwind, weight);
@@ -292,22 +292,6 @@ void sampler_set_target_action(const struct sigaction *act)
     target_action = *act;
 }
 
-/* [lo, hi): from the lowest to the highest address of an object's executable segments. */
-static void exec_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
-{
-    *lo = *hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t l = info->dlpi_addr + ph->p_vaddr, h = l + ph->p_memsz;
-        if (!*lo || l < *lo)
-            *lo = l;
-        if (h > *hi)
-            *hi = h;
-    }
-}
-
 /* The loader (AT_BASE) and its executable segments. */
 static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -315,29 +299,8 @@ static int find_loader(struct dl_phdr_info *info, size_t size, void *data)
     uintptr_t base = *(uintptr_t *)data;
     if (!base || info->dlpi_addr != base)
         return 0;
-    exec_span(info, &loader_lo, &loader_hi);
+    objspan_exec(info, &loader_lo, &loader_hi);
     return 1;
-}
-
-/* libunwind's executable segments: its own dl_iterate_phdr and mask calls come from there
- * (dlbusy.h, sigmask.c). data: an address of its code. */
-static uintptr_t libunwind_lo, libunwind_hi;
-
-static int find_libunwind(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    uintptr_t pc = *(uintptr_t *)data, lo, hi;
-    exec_span(info, &lo, &hi);
-    if (pc < lo || pc >= hi)
-        return 0;
-    libunwind_lo = lo;
-    libunwind_hi = hi;
-    return 1;
-}
-
-int sampler_pc_in_libunwind(uintptr_t pc)
-{
-    return pc >= libunwind_lo && pc < libunwind_hi;
 }
 
 /* valgrind maps its vgpreload_core object into every program it runs. */
@@ -383,9 +346,9 @@ int sampler_install(void)
         return 0;
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     ps_real_dl_iterate_phdr(find_loader, &base);
-    uintptr_t in_libunwind = (uintptr_t)&unw_backtrace;
-    ps_real_dl_iterate_phdr(find_libunwind, &in_libunwind);
     choose_unwinder();
+    if (unwinder != PS_UNWIND_FP && !pc_only && unwlib_load() != 0)
+        unwinder = PS_UNWIND_FP; /* said in perfscope.log */
     /* libunwind is not touched here: its first use (its lock, its memory-validation pipe, the
      * fast tracer's 256 KiB cache written whole, the start-up stack walked) cost 0.5 ms of every
      * process's start, sampled or not. The writer does it once a sample has come. */
@@ -416,12 +379,12 @@ void sampler_warm_libunwind(void)
     unw_context_t ctx;
     unw_cursor_t cursor;
     ps_in_unwind++;
-    if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
-        while (unw_step(&cursor) > 0)
+    if (ps_unw.getcontext(&ctx) == 0 && ps_unw.init_local(&cursor, &ctx) == 0)
+        while (ps_unw.step(&cursor) > 0)
             ;
     if (ps_cfg.unwind_fast) {
         void *warm[8];
-        unw_backtrace(warm, 8);
+        ps_unw.backtrace(warm, 8);
     }
     ps_in_unwind--;
     atomic_store_explicit(&libunwind_ready, 1, memory_order_release);

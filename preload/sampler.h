@@ -32,8 +32,6 @@ void sampler_warm_libunwind(void);
 void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);
 int sampler_installed(void);
-/* Whether pc lies in libunwind's code (found at install). */
-int sampler_pc_in_libunwind(uintptr_t pc);
 int sampler_target_prof_default(void);
 /* The unwinder in force: "libunwind", "fp" (PERFSCOPE_UNWIND=fp), or "pc" (under valgrind:
  * the interrupted instruction alone). */

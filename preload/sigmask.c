@@ -13,6 +13,7 @@
  * parent's memory: it never changes ps_prof_hidden; its first mask call makes its own kernel mask
  * the one it inherited, as asked, and from then on passes every call through. */
 #include "sigmask.h"
+#include "unwlib.h"
 
 #include <errno.h>
 
@@ -136,7 +137,7 @@ static int mask_call(int (*call)(int, const sigset_t *, sigset_t *), int how, co
 PS_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
     PS_RESOLVE(pthread_sigmask);
-    if (sampler_pc_in_libunwind((uintptr_t)__builtin_return_address(0)))
+    if (unwlib_has_pc((uintptr_t)__builtin_return_address(0)))
         return real_pthread_sigmask(how, set, old);
     return mask_call(real_pthread_sigmask, how, set, old);
 }
@@ -144,7 +145,7 @@ PS_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 PS_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
     PS_RESOLVE(sigprocmask);
-    if (sampler_pc_in_libunwind((uintptr_t)__builtin_return_address(0)))
+    if (unwlib_has_pc((uintptr_t)__builtin_return_address(0)))
         return real_sigprocmask(how, set, old);
     return mask_call(real_sigprocmask, how, set, old);
 }

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# container-shim.sh DIR: makes DIR (build/container/) loadable in an image that holds glibc alone:
-# beside DIR/libperfscope.so (linked with RPATH $ORIGIN) it copies every library ldd lists for it
-# that is not part of glibc, and writes DIR/glibc-floor, the newest GLIBC_x.y symbol version the
+# container-shim.sh DIR [LIB...]: makes DIR (build/container/) loadable in an image that holds
+# glibc alone: beside DIR/libperfscope.so (linked with RPATH $ORIGIN) it copies every library ldd
+# lists for it that is not part of glibc, and each LIB the shim loads with dlopen (libunwind) with
+# the libraries ldd lists for that, and writes DIR/glibc-floor, the newest GLIBC_x.y symbol version the
 # shim and those libraries need (objdump -T): the oldest glibc an image may hold. It never
 # touches anything outside DIR. docs/containers.md says how the folder is used.
 set -euo pipefail
 dir=$1
+shift
 shim=$dir/libperfscope.so
 [ -f "$shim" ] || { echo "container-shim.sh: no $shim" >&2; exit 1; }
-# glibc's own libraries: the image has them (and they must match its ld.so). libgcc_s comes with
-# glibc in every distribution (Debian's and Ubuntu's libc6 depend on libgcc-s1, RHEL's glibc on
-# libgcc), and the image's own must stay the one its C++ programs get: a copy of ours beside the
-# shim would be loaded first and answer for it by soname.
-glibc_re='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libnsl|libgcc_s|ld-linux[-a-z0-9_]*)\.so'
+# glibc's own libraries: the image has them (and they must match its ld.so).
+glibc_re='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libnsl|ld-linux[-a-z0-9_]*)\.so'
 find "$dir" -maxdepth 1 -name '*.so.*' -type f -delete
-ldd "$shim" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+{
+  ldd "$shim" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+  for lib in "$@"; do
+    [ -f "$lib" ] || { echo "container-shim.sh: no $lib" >&2; exit 1; }
+    echo "${lib##*/} $lib"
+    ldd "$lib" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+  done
+} | sort -u | while read -r name path; do
   [[ $name =~ $glibc_re ]] && continue
   cp -L "$path" "$dir/$name"
   chmod 0644 "$dir/$name"

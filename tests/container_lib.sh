@@ -32,13 +32,10 @@ add_file() {
     done
 }
 
-# make_image NAME DIR: imports DIR (already filled with add_file) as image NAME; /bin/sh added,
-# and libgcc_s, which comes with glibc in every distribution (libc6 depends on libgcc-s1).
+# make_image NAME DIR: imports DIR (already filled with add_file) as image NAME; /bin/sh added.
 make_image() {
-    local name=$1 dir=$2 gcc_s
+    local name=$1 dir=$2
     add_file "$dir" "$(readlink -f /bin/sh)" /bin/sh
-    gcc_s=$(ldconfig -p | awk '$1 == "libgcc_s.so.1" && $NF ~ /^\// {print $NF; exit}')
-    [ -n "$gcc_s" ] && [ ! -e "$dir$gcc_s" ] && add_file "$dir" "$gcc_s"
     mkdir -p "$dir/tmp" "$dir/proc" "$dir/sys" "$dir/dev" "$dir/etc"
     tar -C "$dir" -c . | "$DOCKER" import - "$name" >/dev/null || fail "docker import $name failed"
     CONTAINER_IMAGES+=("$name")
