@@ -57,6 +57,10 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 SHIM_LIBS = $(call PKGLIBS,libcjson) -ldl -lrt -Wl,-z,defs
 LIBUNWIND_DIR = $(shell pkg-config --variable=libdir libunwind)
 LIBUNWIND_SO = $(shell objdump -p $(LIBUNWIND_DIR)/libunwind.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
+# In the container shim, libunwind's own libraries (liblzma) are linked, loaded at start through
+# RPATH $ORIGIN: a dlopen'd libunwind's dependencies are not searched there, and then match by
+# soname what is already loaded.
+LIBUNWIND_DEPS = -Wl,--push-state,--no-as-needed $(filter-out -lunwind,$(shell pkg-config --static --libs-only-l libunwind)) -Wl,--pop-state
 ZLIB_SO = $(shell objdump -p $$(pkg-config --variable=libdir zlib)/libz.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
 SHIM_CFLAGS = $(call PKG,libunwind libcjson zlib) -DPS_ZLIB_SONAME='"$(or $(ZLIB_SO),libz.so.1)"' \
 	  -DPS_LIBUNWIND_SONAME='"$(or $(LIBUNWIND_SO),libunwind.so.8)"'
@@ -68,7 +72,7 @@ $(SHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) | $(BUILD)/.deps-ok
 $(CSHIM): $(PRELOAD_SRC) $(PRELOAD_HDR) scripts/container-shim.sh | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -pthread -ftls-model=initial-exec -fvisibility=hidden \
-	  $(SHIM_CFLAGS) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS) \
+	  $(SHIM_CFLAGS) -Ipreload -o $@ $(PRELOAD_SRC) $(SHIM_LIBS) $(LIBUNWIND_DEPS) \
 	  -Wl,--disable-new-dtags,-rpath,'$$ORIGIN'
 	scripts/container-shim.sh $(dir $@) $(LIBUNWIND_DIR)/$(or $(LIBUNWIND_SO),libunwind.so.8)
 

@@ -7,7 +7,7 @@
 #    refusing perf_event_open (as Docker's default profile does here: forced, so the test does
 #    not depend on the daemon's default), with --clock perf asked: the exit status (7) and stdout
 #    passed through; the tick timer serves, meta.json says so and why, the log says it once;
-#    samples in each phase marked from inside, in the engine's own functions, named from the
+#    libunwind (loaded from beside the shim) walks most stacks; samples in each phase marked from inside, in the engine's own functions, named from the
 #    image (symfs) in profile.json, stacks.folded and profile.pb.gz; container image and id in
 #    run.json; the container gone (`docker ps -a` by image); the run folder's files, written by
 #    uid 4321 inside, owned by the user who ran perfscope, the folder 0755 again.
@@ -85,6 +85,11 @@ check(s["clock"] == "timer" and "perf_event_open refused" in s["why"], "clock: %
 log = open("out/perfscope.log").read().splitlines()
 refused = [l for l in log if "perf events refused" in l]
 check(len(refused) == 1, "the refusal said once: %s" % log)
+# libunwind, loaded with dlopen from beside the shim (its liblzma too), walked the stacks.
+check(s.get("unwind") == "libunwind" and not [l for l in log if "cannot load" in l],
+      "unwinder %r, log %s" % (s.get("unwind"), log))
+check(s.get("samples", 0) > 0 and s.get("samples_without_libunwind", 0) < s.get("samples", 0) / 2,
+      "samples %s, without libunwind %s" % (s.get("samples"), s.get("samples_without_libunwind")))
 check(meta["executable"] == "/opt/psengine/bin/engine", "executable %s" % meta.get("executable"))
 phases = [json.loads(l) for l in open("out/phases.jsonl") if l.strip()]
 check({p.get("name") for p in phases} >= {"load", "decode"}, "phases from inside: %s" % phases)
