@@ -182,7 +182,7 @@ FORK_CONFIGS = [
     {"name": "shim, PERFSCOPE_HZ=0 (no sampling: no sample files, maps, clocks, libunwind)",
      "env": {"PERFSCOPE_HZ": "0"}},
     {"name": "shim, 997 Hz (perf events)", "env": {"PERFSCOPE_HZ": "997"}},
-    {"name": "the shim's libraries alone (those it is linked with, preloaded: the loader's share)",
+    {"name": "the shim's libraries alone (those it is linked with and libunwind, preloaded: the loader's share)",
      "env": "libs"},
 ]
 
