@@ -55,13 +55,15 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 # pkg-config finds. zlib is not linked either: its one use, the kernel's config.gz when nothing
 # else tells the tick rate, loads it there (preload/clock.c).
 SHIM_LIBS = $(call PKGLIBS,libcjson) -ldl -lrt -Wl,-z,defs
+# $(call SONAME_OF,PKG,FILE): the soname of FILE in the pkg-config package PKG's libdir.
+SONAME_OF = $(shell objdump -p $(shell pkg-config --variable=libdir $(1))/$(2) 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
 LIBUNWIND_DIR = $(shell pkg-config --variable=libdir libunwind)
-LIBUNWIND_SO = $(shell objdump -p $(LIBUNWIND_DIR)/libunwind.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
+LIBUNWIND_SO = $(call SONAME_OF,libunwind,libunwind.so)
 # In the container shim, libunwind's own libraries (liblzma) are linked, loaded at start through
 # RPATH $ORIGIN: a dlopen'd libunwind's dependencies are not searched there, and then match by
 # soname what is already loaded.
 LIBUNWIND_DEPS = -Wl,--push-state,--no-as-needed $(filter-out -lunwind,$(shell pkg-config --static --libs-only-l libunwind)) -Wl,--pop-state
-ZLIB_SO = $(shell objdump -p $$(pkg-config --variable=libdir zlib)/libz.so 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
+ZLIB_SO = $(call SONAME_OF,zlib,libz.so)
 SHIM_CFLAGS = $(call PKG,libunwind libcjson zlib) -DPS_ZLIB_SONAME='"$(or $(ZLIB_SO),libz.so.1)"' \
 	  -DPS_LIBUNWIND_SONAME='"$(or $(LIBUNWIND_SO),libunwind.so.8)"'
 

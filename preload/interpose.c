@@ -29,8 +29,8 @@
 #include "sampler.h"
 #include "shim.h"
 #include "sigmask.h"
-#include "unwlib.h"
 #include "threads.h"
+#include "unwlib.h"
 #include "writer.h"
 #include "xfsz.h"
 

@@ -24,8 +24,8 @@
 #include "interpose.h"
 #include "log.h"
 #include "ring.h"
-#include "shim.h"
 #include "objspan.h"
+#include "shim.h"
 #include "sigmask.h"
 #include "unwlib.h"
 #include "writer.h"
@@ -349,9 +349,10 @@ int sampler_install(void)
     choose_unwinder();
     if (unwinder != PS_UNWIND_FP && !pc_only && unwlib_load() != 0)
         unwinder = PS_UNWIND_FP; /* said in perfscope.log */
-    /* libunwind is not touched here: its first use (its lock, its memory-validation pipe, the
-     * fast tracer's 256 KiB cache written whole, the start-up stack walked) cost 0.5 ms of every
-     * process's start, sampled or not. The writer does it once a sample has come. */
+    /* libunwind is loaded here (before the program has threads of its own) but not used: its
+     * first use (its lock, its memory-validation pipe, the fast tracer's 256 KiB cache written
+     * whole, the start-up stack walked) cost 0.5 ms of every process's start, sampled or not.
+     * The writer does it once a sample has come. */
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
