@@ -49,6 +49,7 @@ static _Atomic int installed;
  * once this image has taken a sample (sampler_warm_libunwind): until then samples walk frame
  * pointers, as in the guarded cases below. */
 static _Atomic int libunwind_ready;
+static int libunwind_fast; /* the fast tracer may be used: set before libunwind_ready */
 
 static int is_our_signal(int sig, const siginfo_t *si)
 {
@@ -263,7 +264,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     } else {
         ps_guard_depth++;
         ps_in_unwind++;
-        rec->nframes = ps_cfg.unwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
+        rec->nframes = libunwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
         ps_in_unwind--;
         ps_guard_depth--;
         dlbusy_handler_leave(); /* entered in the test above */
@@ -383,10 +384,8 @@ void sampler_warm_libunwind(void)
     if (ps_unw.getcontext(&ctx) == 0 && ps_unw.init_local(&cursor, &ctx) == 0)
         while (ps_unw.step(&cursor) > 0)
             ;
-    if (ps_cfg.unwind_fast) {
-        void *warm[8];
-        ps_unw.backtrace(warm, 8);
-    }
+    if (ps_cfg.unwind_fast)
+        libunwind_fast = unwlib_warm_fast();
     ps_in_unwind--;
     atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
 }

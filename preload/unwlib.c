@@ -1,10 +1,16 @@
 /* unwlib.c: libunwind, loaded locally at install (unwlib.h says why it is never linked). The
  * handler reads ps_unw only on a thread whose entry says unwlib_thread_ready, which comes after
- * unwlib_load returned 0; nothing here runs in a handler. */
+ * unwlib_load returned 0, and reaches libunwind's thread-local data only through
+ * tls_get_addr_private; nothing else here runs in a handler. */
 #include "unwlib.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "interpose.h"
 #include "log.h"
@@ -17,6 +23,11 @@
 #define UNWLIB_STR2(x) #x
 #define UNWLIB_STR(x) UNWLIB_STR2(x) /* the symbol a libunwind.h name stands for */
 
+/* glibc keeps the values of the first 32 pthread keys in the thread's descriptor; a key past
+ * them has its value in a block of 32 that pthread_setspecific callocs on the thread's first
+ * use of that block. */
+#define UNWLIB_KEYS_INLINE 32
+
 /* The argument of __tls_get_addr (the x86-64 and most ABIs' tls_index). */
 typedef struct {
     unsigned long module, offset;
@@ -26,9 +37,32 @@ extern void *__tls_get_addr(ps_tls_index *ti);
 struct ps_unwlib ps_unw;
 static int loaded;
 static size_t tls_module; /* libunwind's TLS module id; 0: it has none */
-static uintptr_t text_lo, text_hi;
+static int tls_private;   /* its calls to __tls_get_addr reach tls_get_addr_private */
+static uintptr_t text_lo, text_hi, relro_lo, relro_hi;
+static pthread_key_t kept_key; /* a low key slot held for the fast tracer's key, until it is made */
+static int key_kept;
+/* This thread's libunwind TLS block (initial-exec: read without the loader). */
+static __thread char *tls_block;
 
-static int find_text(struct dl_phdr_info *info, size_t size, void *data)
+/* libunwind's thread-local data (the fast tracer's cache pointer) is dynamic TLS, reached
+ * through __tls_get_addr. glibc's __tls_get_addr first brings the calling thread's dtv up to
+ * the loader's TLS generation, which every dlopen or dlclose of a library with TLS moves on:
+ * it frees the blocks of libraries unloaded since, and grows the dtv with realloc. In the
+ * handler, over a thread interrupted inside malloc, that waited for good on the arena's lock.
+ * So libunwind's own slot for __tls_get_addr points here: on a thread made ready, its block is
+ * known (libunwind is never unloaded, so the block never moves) and the dtv is not read. */
+#if defined(__x86_64__)
+__attribute__((force_align_arg_pointer))
+#endif
+static void *tls_get_addr_private(ps_tls_index *ti)
+{
+    char *block = tls_block;
+    if (block && ti->module == tls_module)
+        return block + ti->offset;
+    return __tls_get_addr(ti);
+}
+
+static int find_spans(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     uintptr_t pc = *(uintptr_t *)data, lo, hi;
@@ -37,12 +71,89 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
         return 0;
     text_lo = lo;
     text_hi = hi;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_GNU_RELRO) {
+            relro_lo = info->dlpi_addr + ph->p_vaddr;
+            relro_hi = relro_lo + ph->p_memsz;
+        }
+    }
     return 1;
 }
 
 int unwlib_has_pc(uintptr_t pc)
 {
     return pc >= text_lo && pc < text_hi;
+}
+
+#if defined(__x86_64__)
+#define UNWLIB_R_JUMP_SLOT R_X86_64_JUMP_SLOT
+#define UNWLIB_R_GLOB_DAT R_X86_64_GLOB_DAT
+#endif
+
+/* Points each of libunwind's relocated slots for __tls_get_addr (its PLT's, or its GOT's where
+ * built without a PLT) at tls_get_addr_private. The number of slots changed; 0 where there are
+ * none (a TLS descriptor ABI, or an architecture this does not know). */
+static int redirect_tls_get_addr(void *h)
+{
+#ifdef UNWLIB_R_JUMP_SLOT
+    struct link_map *lm;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm->l_ld)
+        return 0;
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const ElfW(Rela) *tables[2] = { NULL, NULL };
+    size_t sizes[2] = { 0, 0 };
+    for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+        /* glibc relocates the dynamic section's addresses in place on this port; the test
+         * keeps this right where a loader leaves them as linked. */
+        uintptr_t p = d->d_un.d_ptr < lm->l_addr ? d->d_un.d_ptr + lm->l_addr : d->d_un.d_ptr;
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)p; break;
+        case DT_STRTAB: strtab = (const char *)p; break;
+        case DT_JMPREL: tables[0] = (const ElfW(Rela) *)p; break;
+        case DT_PLTRELSZ: sizes[0] = d->d_un.d_val; break;
+        case DT_RELA: tables[1] = (const ElfW(Rela) *)p; break;
+        case DT_RELASZ: sizes[1] = d->d_un.d_val; break;
+        case DT_PLTREL:
+            if (d->d_un.d_val != DT_RELA)
+                return 0;
+            break;
+        }
+    }
+    if (!symtab || !strtab)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    int changed = 0;
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; tables[k] && i < sizes[k] / sizeof(ElfW(Rela)); i++) {
+            const ElfW(Rela) *r = &tables[k][i];
+            unsigned long type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
+            if ((type != UNWLIB_R_JUMP_SLOT && type != UNWLIB_R_GLOB_DAT) || sym == 0 ||
+                strcmp(strtab + symtab[sym].st_name, "__tls_get_addr") != 0)
+                continue;
+            void **slot = (void **)(lm->l_addr + r->r_offset);
+            /* Bound to glibc's, or not bound yet (a lazy PLT slot points back into the
+             * library's own code: a program linked with libunwind loaded it lazily before the
+             * shim's dlopen found it there). Anything else: left as it is. */
+            uintptr_t now = (uintptr_t)*slot;
+            if (now != (uintptr_t)&__tls_get_addr && !unwlib_has_pc(now))
+                return 0;
+            uintptr_t at = (uintptr_t)slot, pg = at & ~(uintptr_t)(page - 1);
+            int relro = at >= relro_lo && at < relro_hi;
+            if (relro && mprotect((void *)pg, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+                return 0;
+            __atomic_store_n(slot, (void *)&tls_get_addr_private, __ATOMIC_RELEASE);
+            if (relro)
+                mprotect((void *)pg, (size_t)page, PROT_READ);
+            changed++;
+        }
+    }
+    return changed;
+#else
+    (void)h;
+    return 0;
+#endif
 }
 
 /* dlsym into a typed pointer, checked against libunwind.h's declaration at compile time. */
@@ -82,7 +193,15 @@ int unwlib_load(void)
     }
     ps_unw = got;
     uintptr_t pc = (uintptr_t)got.backtrace;
-    ps_real_dl_iterate_phdr(find_text, &pc);
+    ps_real_dl_iterate_phdr(find_spans, &pc);
+    tls_private = !tls_module || redirect_tls_get_addr(h) > 0;
+    /* The fast tracer makes its key on first use, after the program may have made 32: a slot
+     * among the first 32 is held for it now, before the program's own code runs. */
+    if (pthread_key_create(&kept_key, NULL) == 0) {
+        key_kept = kept_key < UNWLIB_KEYS_INLINE;
+        if (!key_kept)
+            pthread_key_delete(kept_key);
+    }
     loaded = 1;
     return 0;
 }
@@ -93,8 +212,34 @@ int unwlib_thread_ready(void)
         return 0;
     if (tls_module) {
         ps_tls_index ti = { tls_module, 0 };
-        if (!__tls_get_addr(&ti))
+        char *block = __tls_get_addr(&ti);
+        if (!block)
             return 0;
+        tls_block = block;
+    }
+    return 1;
+}
+
+int unwlib_warm_fast(void)
+{
+    void *warm[8];
+    if (!key_kept) {
+        ps_log("32 pthread keys were in use when the shim started: libunwind's fast tracer would "
+               "allocate in the handler, so stacks are walked step by step");
+        return 0;
+    }
+    key_kept = 0;
+    pthread_key_delete(kept_key); /* the fast tracer's own key takes this slot, the lowest free */
+    ps_unw.backtrace(warm, 8);
+    if (!pthread_getspecific(kept_key)) {
+        ps_log("libunwind's fast tracer did not take the pthread key slot kept for it: it would "
+               "allocate in the handler, so stacks are walked step by step");
+        return 0;
+    }
+    if (!tls_private) {
+        ps_log("libunwind's calls to __tls_get_addr could not be pointed at the shim's: its fast "
+               "tracer would update the dtv in the handler, so stacks are walked step by step");
+        return 0;
     }
     return 1;
 }

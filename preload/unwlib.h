@@ -6,7 +6,8 @@
  * pthread_cancel crashed or skipped the destructors on the way). Loaded locally, nothing of it
  * answers the program. Its thread-local data is then dynamic TLS, which glibc allocates with
  * malloc on a thread's first access: never in a handler, so each thread makes its block before
- * the handler may walk it with libunwind (unwlib_thread_ready). Never loaded in a handler. */
+ * the handler may walk it with libunwind (unwlib_thread_ready), and libunwind reaches that block
+ * through the shim, never through glibc's dtv (unwlib.c says why). Never loaded in a handler. */
 #ifndef PERFSCOPE_UNWLIB_H
 #define PERFSCOPE_UNWLIB_H
 
@@ -32,6 +33,11 @@ int unwlib_load(void);
 /* On the calling thread, outside any handler: makes its libunwind TLS block (a malloc). 1 when
  * the handler may walk this thread with libunwind, 0 when not (libunwind not loaded). */
 int unwlib_thread_ready(void);
+/* Once, on the writer, outside any handler, before the handler may use unw_backtrace: makes
+ * the fast tracer's key and this thread's cache. 1 when the handler may use the fast tracer: it
+ * then neither allocates nor reads the dtv there; 0 when not (said once in perfscope.log: the
+ * handler then walks step by step, which touches neither). */
+int unwlib_warm_fast(void);
 /* Whether pc lies in libunwind's code (0 before it is loaded). */
 int unwlib_has_pc(uintptr_t pc);
 
