@@ -264,6 +264,7 @@ void fatal_finish(const char *status)
     sigemptyset(&prof);
     sigaddset(&prof, SIGPROF);
     ps_real_pthread_sigmask(SIG_BLOCK, &prof, NULL);
+    sampler_close(); /* and none of another thread's */
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
     writer_flush(1);

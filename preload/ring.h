@@ -74,6 +74,7 @@ struct ps_thread {
     _Atomic uint64_t taken;        /* samples kept (weighted) */
     _Atomic uint64_t signals;      /* signals that gave a sample */
     _Atomic uint64_t no_libunwind; /* samples taken by frame pointers or PC instead (weighted) */
+    _Atomic int in_handler;        /* this thread's handlers running now (sampler_close waits) */
     struct ps_unsampled us;
 };
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <link.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
@@ -50,6 +51,8 @@ static _Atomic int installed;
  * pointers, as in the guarded cases below. */
 static _Atomic int libunwind_ready;
 static int libunwind_fast; /* the fast tracer may be used: set before libunwind_ready */
+/* The record has ended (sampler_close): a signal now is not a sample of it. */
+static _Atomic int sampling_closed;
 
 static int is_our_signal(int sig, const siginfo_t *si)
 {
@@ -234,12 +237,21 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         errno = saved_errno;
         return;
     }
+    /* Announced before the check, both sequentially consistent: either sampler_close sees
+     * this handler running and waits for it, or this handler sees the record closed. */
+    atomic_fetch_add(&t->in_handler, 1);
+    if (atomic_load(&sampling_closed)) {
+        atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
+        errno = saved_errno;
+        return;
+    }
     thread_count(&t->arrived, weight);
     struct ps_slot_rec *rec = ring_reserve(t->ring);
     if (!rec) {
         atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
         if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
             ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+        atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
         errno = saved_errno;
         return;
     }
@@ -275,7 +287,32 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     thread_count(&t->signals, 1);
     if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
     errno = saved_errno;
+}
+
+/* The other threads sample until the kernel ends them: one of their samples committed after
+ * the last flush would be counted by the exit line and meta.json and be in no file. So the
+ * record is closed first, and the handlers already past the check are waited for (bounded:
+ * a handler takes tens of microseconds; one descheduled for longer is not waited for). */
+#define PS_CLOSE_WAIT_NS (100 * 1000 * 1000)
+void sampler_close(void)
+{
+    atomic_store(&sampling_closed, 1);
+    struct ps_thread *self = thread_self();
+    int own = self ? atomic_load(&self->in_handler) : 0; /* a fatal signal inside the handler */
+    uint64_t until = ps_now_ns() + PS_CLOSE_WAIT_NS;
+    int used = atomic_load(&ps_threads_used);
+    for (int i = 0; i < used; i++) {
+        struct ps_thread *t = &ps_threads[i];
+        while (atomic_load(&t->in_handler) > (t == self ? own : 0) && ps_now_ns() < until)
+            sched_yield();
+    }
+}
+
+void sampler_reopen(void)
+{
+    atomic_store(&sampling_closed, 0);
 }
 
 int sampler_installed(void)

@@ -32,6 +32,11 @@ void sampler_warm_libunwind(void);
 void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);
 int sampler_installed(void);
+/* The way out, before the last flush (async-signal-safe, bounded): from now on a signal takes
+ * no sample and counts nothing, and the handlers under way are waited for. */
+void sampler_close(void);
+/* The image goes on after all (a failed exec) or anew (a fork child): sampling again. */
+void sampler_reopen(void);
 int sampler_target_prof_default(void);
 /* The unwinder in force: "libunwind", "fp" (PERFSCOPE_UNWIND=fp), or "pc" (under valgrind:
  * the interrupted instruction alone). */

@@ -127,6 +127,7 @@ void shim_finish(const char *status)
     struct ps_thread *t = thread_self();
     if (t)
         clock_disarm(t);
+    sampler_close(); /* no other thread's sample after the last flush either */
     writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
     leader_stop();
     unsampled_finish(); /* before the last drain hands back the threads that exited */
@@ -159,6 +160,7 @@ void shim_resume_after_failed_exec(void)
     if (!ps_active || getpid() != ps_pid)
         return;
     atomic_store(&finished, 0);
+    sampler_reopen();
     struct ps_thread *t = thread_self();
     if (t)
         clock_arm(t, 1);
@@ -236,6 +238,7 @@ void shim_after_fork_child(void)
         return;
     ps_pid = getpid();
     atomic_store(&finished, 0);
+    sampler_reopen(); /* forked while another thread was on the way out */
     runid_after_fork();
     fatal_after_fork();
     lifetime_after_fork();

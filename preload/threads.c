@@ -232,6 +232,7 @@ void threads_forget_after_fork(void)
         atomic_store(&t->taken, 0);
         atomic_store(&t->signals, 0);
         atomic_store(&t->no_libunwind, 0);
+        atomic_store(&t->in_handler, 0); /* a thread that is not here was inside one */
         if (atomic_load(&t->state) == PS_T_FREE)
             continue;
         clock_forget_inherited(t);
