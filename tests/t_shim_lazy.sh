@@ -113,13 +113,26 @@ for way, status in (("return", "ok"), ("_exit", None), ("term", "signal SIGTERM"
     check(hits >= 0.8 * n, "%s: %d of %d samples symbolized under short_burn:\n%s" % (what, hits, n, folded[:600]))
 
 # ---- an image without samples leaves its name to the next image of its pid ----
-out, what = "out-exec", "sh -c 'exec t_short return %.2f'" % BURN
-res = run(["sh", "-c", 'exec "$0" return %s' % BURN, T], shim_env(out, HZ=HZ), what=what)
-expect_ok(res, what)
-procs = procs_of(out)
-starts = [r for r in procs if r["pid"] == res.pid and r["event"] == "start"]
+# The shell execs at once, so its image takes no sample almost always; on a loaded machine it
+# can reach a sampling period of CPU first (1 run in about 7 clean CI runs), and then its file
+# rightly takes the first name. The case is what is tested, so it is run again (at most 5
+# times) until the shell's image took none.
+what = "sh -c 'exec t_short return %.2f'" % BURN
+for attempt in range(5):
+    out = "out-exec-%d" % attempt
+    res = run(["sh", "-c", 'exec "$0" return %s' % BURN, T], shim_env(out, HZ=HZ), what=what)
+    expect_ok(res, what)
+    procs = procs_of(out)
+    starts = [r for r in procs if r["pid"] == res.pid and r["event"] == "start"]
+    if len(starts) != 2 or taken(procs, starts[0]) != 0:
+        info("%s: the shell's image took %r samples (attempt %d)" % (what, taken(procs, starts[0]) if starts else None,
+                                                                     attempt + 1))
+    if len(starts) == 2 and taken(procs, starts[0]) == 0:
+        break
 check(len(starts) == 2 and starts[-1].get("exe") == os.path.realpath(T),
       "%s: start lines %s" % (what, starts))
+check(len(starts) == 2 and taken(procs, starts[0]) == 0,
+      "%s: the shell's image took samples in each of 5 runs" % what)
 check(run_files(out, res.pid) == ["cpuprof.%d.bin" % res.pid, "cpuprof.%d.maps" % res.pid],
       "%s: files %s (the shell's image took no sample: t_short's file takes the first name)"
       % (what, run_files(out, res.pid)))
