@@ -228,11 +228,21 @@ int unwlib_warm_fast(void)
                "allocate in the handler, so stacks are walked step by step");
         return 0;
     }
+    /* The fast tracer's key is whichever of the first 32 gets a value on this thread in its
+     * first call (the writer sets none of its own): usually the slot kept, but a program linked
+     * with libunwind that used the tracer before this made its key then, and another low one is
+     * as good. */
+    void *before[UNWLIB_KEYS_INLINE];
+    for (pthread_key_t k = 0; k < UNWLIB_KEYS_INLINE; k++)
+        before[k] = pthread_getspecific(k);
     key_kept = 0;
     pthread_key_delete(kept_key); /* the fast tracer's own key takes this slot, the lowest free */
     ps_unw.backtrace(warm, 8);
-    if (!pthread_getspecific(kept_key)) {
-        ps_log("libunwind's fast tracer did not take the pthread key slot kept for it: it would "
+    int low = 0;
+    for (pthread_key_t k = 0; k < UNWLIB_KEYS_INLINE; k++)
+        low |= !before[k] && pthread_getspecific(k);
+    if (!low) {
+        ps_log("libunwind's fast tracer's pthread key is not among the first 32: it would "
                "allocate in the handler, so stacks are walked step by step");
         return 0;
     }

@@ -11,13 +11,17 @@
 # - keys: 40 pthread keys made in main before the first samples: the fast tracer's key came
 #   past the first 32, and each new thread's first walk calloced in pthread_setspecific;
 # - keys made before the shim started (a library whose constructor runs first makes 40): the
-#   log says the fast tracer is not used, stacks are walked step by step, nothing counted.
+#   log says the fast tracer is not used, stacks are walked step by step, nothing counted;
+# - early: a program linked with libunwind that used unw_backtrace itself before the shim's
+#   first use (tests/targets/r_unwearly.c): the fast tracer's key is the program's call's, low
+#   as well, and the fast tracer stays in use (it was refused, the handler 10 times slower).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
 build_target r_tlsheap -rdynamic
 build_lib r_tlsheap_lib
 build_lib r_tlsheap_keys
+build_target r_unwearly -Wl,--no-as-needed -lunwind
 mkdir -p tls
 for i in $(seq 0 39); do cp "$TBUILD/r_tlsheap_lib.so" "tls/tls_$i.so"; done
 
@@ -60,6 +64,16 @@ for name, args, preload_after, runs in cases:
                   "%s: the log does not say the fast tracer is off: %r" % (what, log))
         else:
             check(not said, "%s: the fast tracer was refused: %r" % (what, log))
+
+argv = [target("r_unwearly"), "1"]
+base = subprocess.run(argv, env=plain_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+require(base.returncode == 0, "early without the shim: %r" % (base,))
+res = subprocess.run(argv, env=shim_env("out-early", HZ=997, UNWIND="libunwind"), stdin=subprocess.DEVNULL,
+                     capture_output=True, timeout=60)
+check(res.returncode == 0 and res.stdout == base.stdout, "early under the shim: %r" % (res,))
+with open(os.path.join("out-early", "perfscope.log")) as f:
+    log = f.read()
+check("step by step" not in log, "early: the fast tracer was refused: %r" % log)
 
 finish()
 EOF2
