@@ -115,6 +115,16 @@ void dlbusy_thread_strict(void)
     never_waits = 1;
 }
 
+void dlbusy_fork_prepare(void)
+{
+    dlbusy_enter();
+}
+
+void dlbusy_fork_done(void)
+{
+    dlbusy_leave();
+}
+
 void dlbusy_after_fork_child(void)
 {
     atomic_store(&busy, busy_here);

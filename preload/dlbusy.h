@@ -39,6 +39,14 @@ int dlbusy_given_up(void);
 /* The calling thread enters seccomp strict mode: it never waits (futex would kill it). */
 void dlbusy_thread_strict(void);
 
+/* Around fork (pthread_atfork: prepare, then done in the parent and, after
+ * dlbusy_after_fork_child, in the child): the forking thread is busy, so no walk is under way
+ * when the child is made and none starts until the fork is done. A walk holds libunwind's own
+ * locks (its cache's, its memory pool's) in another thread's handler; the child's copy of such a
+ * lock stayed locked for good, and the child's first libunwind walk waited on it forever. */
+void dlbusy_fork_prepare(void);
+void dlbusy_fork_done(void);
+
 /* In a fork child, which has only the forking thread: the counts are its own. (A child made by
  * _Fork or a raw clone runs no fork handler: a walk under way in the parent then costs it one
  * wait run out, and frame-pointer stacks.) */

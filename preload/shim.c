@@ -68,9 +68,15 @@ static void reset_locks_in_child(void)
 /* glibc's daemon() ends its parent with an _exit(0) inside the C library, past every
  * wrapper: the parent's run is finished here, in the parent's fork handler, when the fork
  * made a child (fork leaves errno alone on success; the daemon wrapper cleared it). */
+static void atfork_prepare(void)
+{
+    dlbusy_fork_prepare();
+}
+
 static void atfork_parent(void)
 {
     int saved = errno;
+    dlbusy_fork_done();
     if (interpose_in_daemon() && saved == 0)
         shim_finish("ok");
     errno = saved;
@@ -83,6 +89,7 @@ static void atfork_child(void)
     ps_xfsz_hold_alone(&x); /* a fork child has only this thread */
     fds_alone(1);
     reset_locks_in_child();
+    dlbusy_fork_done(); /* the prepare's share, counted in the child's by reset_locks_in_child */
     shim_after_fork_child();
     fds_alone(0);
     ps_xfsz_release(&x);
@@ -220,7 +227,7 @@ static void start(void)
     runid_export();
     ps_active = 1;
     threads_setup();
-    pthread_atfork(NULL, atfork_parent, atfork_child);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (ps_cfg.hz <= 0)
         clock_setup();
     start_sampling();
