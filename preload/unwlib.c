@@ -231,7 +231,8 @@ int unwlib_warm_fast(void)
     /* The fast tracer's key is whichever of the first 32 gets a value on this thread in its
      * first call (the writer sets none of its own): usually the slot kept, but a program linked
      * with libunwind that used the tracer before this made its key then, and another low one is
-     * as good. */
+     * as good. Key 0 never counts: where its pthread_key_create failed (every key taken), the
+     * tracer uses key 0, someone else's (the shim's own, or the program's). */
     void *before[UNWLIB_KEYS_INLINE];
     for (pthread_key_t k = 0; k < UNWLIB_KEYS_INLINE; k++)
         before[k] = pthread_getspecific(k);
@@ -239,7 +240,7 @@ int unwlib_warm_fast(void)
     pthread_key_delete(kept_key); /* the fast tracer's own key takes this slot, the lowest free */
     ps_unw.backtrace(warm, 8);
     int low = 0;
-    for (pthread_key_t k = 0; k < UNWLIB_KEYS_INLINE; k++)
+    for (pthread_key_t k = 1; k < UNWLIB_KEYS_INLINE; k++)
         low |= !before[k] && pthread_getspecific(k);
     if (!low) {
         ps_log("libunwind's fast tracer's pthread key is not among the first 32: it would "
