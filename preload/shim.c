@@ -65,13 +65,15 @@ static void reset_locks_in_child(void)
     dlbusy_after_fork_child();
 }
 
-/* glibc's daemon() ends its parent with an _exit(0) inside the C library, past every
- * wrapper: the parent's run is finished here, in the parent's fork handler, when the fork
- * made a child (fork leaves errno alone on success; the daemon wrapper cleared it). */
+/* No libunwind walk under way in another thread's handler while the child is made (dlbusy.h). */
 static void atfork_prepare(void)
 {
     dlbusy_fork_prepare();
 }
+
+/* glibc's daemon() ends its parent with an _exit(0) inside the C library, past every
+ * wrapper: the parent's run is finished here, in the parent's fork handler, when the fork
+ * made a child (fork leaves errno alone on success; the daemon wrapper cleared it). */
 
 static void atfork_parent(void)
 {
