@@ -6,8 +6,11 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,6 +18,7 @@
 #include "interpose.h"
 #include "log.h"
 #include "objspan.h"
+#include "sampler.h"
 
 #ifndef PS_LIBUNWIND_SONAME
 #error "PS_LIBUNWIND_SONAME: the soname of the libunwind the shim is built against (Makefile)"
@@ -91,10 +95,33 @@ int unwlib_has_pc(uintptr_t pc)
 #define UNWLIB_R_GLOB_DAT R_X86_64_GLOB_DAT
 #endif
 
-/* Points each of libunwind's relocated slots for __tls_get_addr (its PLT's, or its GOT's where
- * built without a PLT) at tls_get_addr_private. The number of slots changed; 0 where there are
- * none (a TLS descriptor ABI, or an architecture this does not know). */
-static int redirect_tls_get_addr(void *h)
+/* In the handler (and the writer's warm-up), libunwind looks for the unwind tables of code
+ * without .eh_frame_hdr in its file's .debug_frame: it open()s the file (at the lowest free
+ * descriptor, without O_CLOEXEC: a number the program's next open would have had) and then
+ * mallocs its tables, on nearly every sample of such code (488 opens in 1 s at 997 Hz). So its
+ * open fails there, as for a file that is not there: libunwind then walks that code without
+ * it. A program linked with libunwind that shares this copy opens as it did. */
+static int open_private(const char *path, int flags, ...)
+{
+    if (ps_in_unwind > 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    return open(path, flags, mode);
+}
+
+/* Points each of libunwind's relocated slots for the function `name` (its PLT's, or its GOT's
+ * where built without a PLT) from `bound` to `to`. The number of slots changed; 0 where there
+ * are none (a TLS descriptor ABI for __tls_get_addr, or an architecture this does not know) or
+ * one is bound to something else (then none is changed). */
+static int redirect(void *h, const char *name, void *bound, void *to)
 {
 #ifdef UNWLIB_R_JUMP_SLOT
     struct link_map *lm;
@@ -123,35 +150,38 @@ static int redirect_tls_get_addr(void *h)
     }
     if (!symtab || !strtab)
         return 0;
-    long page = sysconf(_SC_PAGESIZE);
-    int changed = 0;
+    void **slots[8];
+    int n = 0;
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; tables[k] && i < sizes[k] / sizeof(ElfW(Rela)); i++) {
             const ElfW(Rela) *r = &tables[k][i];
             unsigned long type = ELF64_R_TYPE(r->r_info), sym = ELF64_R_SYM(r->r_info);
             if ((type != UNWLIB_R_JUMP_SLOT && type != UNWLIB_R_GLOB_DAT) || sym == 0 ||
-                strcmp(strtab + symtab[sym].st_name, "__tls_get_addr") != 0)
+                strcmp(strtab + symtab[sym].st_name, name) != 0)
                 continue;
             void **slot = (void **)(lm->l_addr + r->r_offset);
-            /* Bound to glibc's, or not bound yet (a lazy PLT slot points back into the
-             * library's own code: a program linked with libunwind loaded it lazily before the
-             * shim's dlopen found it there). Anything else: left as it is. */
+            /* Bound as the shim's own reference is, or not bound yet (a lazy PLT slot points
+             * back into the library's own code: a program linked with libunwind loaded it
+             * lazily before the shim's dlopen found it there). Anything else: left as it is. */
             uintptr_t now = (uintptr_t)*slot;
-            if (now != (uintptr_t)&__tls_get_addr && !unwlib_has_pc(now))
+            if ((now != (uintptr_t)bound && !unwlib_has_pc(now)) || n == 8)
                 return 0;
-            uintptr_t at = (uintptr_t)slot, pg = at & ~(uintptr_t)(page - 1);
-            int relro = at >= relro_lo && at < relro_hi;
-            if (relro && mprotect((void *)pg, (size_t)page, PROT_READ | PROT_WRITE) != 0)
-                return 0;
-            __atomic_store_n(slot, (void *)&tls_get_addr_private, __ATOMIC_RELEASE);
-            if (relro)
-                mprotect((void *)pg, (size_t)page, PROT_READ);
-            changed++;
+            slots[n++] = slot;
         }
     }
-    return changed;
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < n; i++) {
+        uintptr_t at = (uintptr_t)slots[i], pg = at & ~(uintptr_t)(page - 1);
+        int relro = at >= relro_lo && at < relro_hi;
+        if (relro && mprotect((void *)pg, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+            return i;
+        __atomic_store_n(slots[i], to, __ATOMIC_RELEASE);
+        if (relro)
+            mprotect((void *)pg, (size_t)page, PROT_READ);
+    }
+    return n;
 #else
-    (void)h;
+    (void)h, (void)name, (void)bound, (void)to;
     return 0;
 #endif
 }
@@ -194,7 +224,9 @@ int unwlib_load(void)
     ps_unw = got;
     uintptr_t pc = (uintptr_t)got.backtrace;
     ps_real_dl_iterate_phdr(find_spans, &pc);
-    tls_private = !tls_module || redirect_tls_get_addr(h) > 0;
+    tls_private = !tls_module || redirect(h, "__tls_get_addr", (void *)&__tls_get_addr,
+                                          (void *)&tls_get_addr_private) > 0;
+    redirect(h, "open", (void *)&open, (void *)&open_private); /* where it cannot: as before */
     /* The fast tracer makes its key on first use, after the program may have made 32: a slot
      * among the first 32 is held for it now, before the program's own code runs. */
     if (pthread_key_create(&kept_key, NULL) == 0) {
