@@ -1,7 +1,8 @@
 /* unwlib.c: libunwind, loaded locally at install (unwlib.h says why it is never linked). The
  * handler reads ps_unw only on a thread whose entry says unwlib_thread_ready, which comes after
- * unwlib_load returned 0, and reaches libunwind's thread-local data only through
- * tls_get_addr_private; nothing else here runs in a handler. */
+ * unwlib_load returned 0. Two of libunwind's relocated slots point here: __tls_get_addr (its
+ * thread-local data without glibc's dtv) and open (none while the shim is inside libunwind).
+ * Those two functions run in the handler; nothing else here does. */
 #include "unwlib.h"
 
 #include <dlfcn.h>
