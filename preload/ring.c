@@ -113,6 +113,7 @@ struct ps_thread *thread_claim(pid_t tid)
             t->comm[0] = 0;
             t->comm_checked_ns = 0;
             atomic_store(&t->arrived, 0);
+            atomic_store(&t->in_handler, 0); /* a stamp the slot's last thread left (a longjmp) */
             memset(&t->us, 0, sizeof t->us);
             atomic_store(&t->tid, tid);
             int used = atomic_load(&ps_threads_used);

@@ -74,7 +74,9 @@ struct ps_thread {
     _Atomic uint64_t taken;        /* samples kept (weighted) */
     _Atomic uint64_t signals;      /* signals that gave a sample */
     _Atomic uint64_t no_libunwind; /* samples taken by frame pointers or PC instead (weighted) */
-    _Atomic int in_handler;        /* this thread's handlers running now (sampler_close waits) */
+    /* When this thread's handler began (0: none running): sampler_close waits for it. A stamp,
+     * not a count: one left by a target's handler that longjmp'd out of ours ages out. */
+    _Atomic uint64_t in_handler;
     struct ps_unsampled us;
 };
 

@@ -238,10 +238,11 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         return;
     }
     /* Announced before the check, both sequentially consistent: either sampler_close sees
-     * this handler running and waits for it, or this handler sees the record closed. */
-    atomic_fetch_add(&t->in_handler, 1);
+     * this handler running and waits for it, or this handler sees the record closed. The
+     * stamp interrupted (a fatal signal's path never returns here) is put back on the way out. */
+    uint64_t now = ps_now_ns(), began = now | 1, outer = atomic_exchange(&t->in_handler, began);
     if (atomic_load(&sampling_closed)) {
-        atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
+        atomic_store_explicit(&t->in_handler, outer, memory_order_release);
         errno = saved_errno;
         return;
     }
@@ -251,13 +252,13 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
         if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
             ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
-        atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
+        atomic_store_explicit(&t->in_handler, outer, memory_order_release);
         errno = saved_errno;
         return;
     }
     ucontext_t *uc = ucv;
     uint32_t max = (uint32_t)ps_cfg.max_frames;
-    rec->time_ns = ps_now_ns();
+    rec->time_ns = now;
     rec->tid = (uint32_t)t->tid;
     rec->weight = weight;
     rec->flags = 0;
@@ -287,25 +288,26 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     thread_count(&t->signals, 1);
     if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
-    atomic_fetch_sub_explicit(&t->in_handler, 1, memory_order_release);
+    atomic_store_explicit(&t->in_handler, outer, memory_order_release);
     errno = saved_errno;
 }
 
 /* The other threads sample until the kernel ends them: one of their samples committed after
  * the last flush would be counted by the exit line and meta.json and be in no file. So the
- * record is closed first, and the handlers already past the check are waited for (bounded:
- * a handler takes tens of microseconds; one descheduled for longer is not waited for). */
+ * record is closed first, and the handlers already past the check are waited for, each only
+ * while it began less than 100 ms ago (a handler takes tens of microseconds: one older is
+ * descheduled or stopped, or its stamp was left by a target's handler that longjmp'd out of
+ * ours). This thread's own, if it was interrupted inside one, cannot go on until we return. */
 #define PS_CLOSE_WAIT_NS (100 * 1000 * 1000)
 void sampler_close(void)
 {
     atomic_store(&sampling_closed, 1);
     struct ps_thread *self = thread_self();
-    int own = self ? atomic_load(&self->in_handler) : 0; /* a fatal signal inside the handler */
-    uint64_t until = ps_now_ns() + PS_CLOSE_WAIT_NS;
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
         struct ps_thread *t = &ps_threads[i];
-        while (atomic_load(&t->in_handler) > (t == self ? own : 0) && ps_now_ns() < until)
+        uint64_t began;
+        while (t != self && (began = atomic_load(&t->in_handler)) != 0 && ps_now_ns() - began < PS_CLOSE_WAIT_NS)
             sched_yield();
     }
 }
