@@ -242,6 +242,10 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
      * stamp interrupted (a fatal signal's path never returns here) is put back on the way out. */
     uint64_t now = ps_now_ns(), began = now | 1, outer = atomic_exchange(&t->in_handler, began);
     if (atomic_load(&sampling_closed)) {
+        /* Re-armed still: a failed exec reopens the record, and a refresh-mode event not
+         * re-armed here would never fire on this thread again. */
+        if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
+            ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
         atomic_store_explicit(&t->in_handler, outer, memory_order_release);
         errno = saved_errno;
         return;
