@@ -109,7 +109,7 @@ static int open_private(const char *path, int flags, ...)
         return -1;
     }
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) { /* O_TMPFILE holds O_DIRECTORY */
         va_list ap;
         va_start(ap, flags);
         mode = va_arg(ap, mode_t);
