@@ -220,6 +220,18 @@ int sampler_target_prof_default(void)
     return !(target_action.sa_flags & SA_SIGINFO) && target_action.sa_handler == SIG_DFL;
 }
 
+/* Every way out of a signal of ours that reached a registered thread: a refresh-mode perf
+ * event is re-armed whether or not a sample was taken (a full ring, a closed record: a failed
+ * exec reopens it, and an event not re-armed would never fire on this thread again), the
+ * interrupted handler's stamp is put back, and errno with it. */
+static inline void leave_handler(struct ps_thread *t, int sig, const siginfo_t *si, uint64_t outer, int saved_errno)
+{
+    if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+    atomic_store_explicit(&t->in_handler, outer, memory_order_release);
+    errno = saved_errno;
+}
+
 static void on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
     int saved_errno = errno;
@@ -242,22 +254,14 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
      * stamp interrupted (a fatal signal's path never returns here) is put back on the way out. */
     uint64_t now = ps_now_ns(), began = now | 1, outer = atomic_exchange(&t->in_handler, began);
     if (atomic_load(&sampling_closed)) {
-        /* Re-armed still: a failed exec reopens the record, and a refresh-mode event not
-         * re-armed here would never fire on this thread again. */
-        if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
-            ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
-        atomic_store_explicit(&t->in_handler, outer, memory_order_release);
-        errno = saved_errno;
+        leave_handler(t, sig, si, outer, saved_errno);
         return;
     }
     thread_count(&t->arrived, weight);
     struct ps_slot_rec *rec = ring_reserve(t->ring);
     if (!rec) {
         atomic_fetch_add_explicit(&t->ring->dropped, weight, memory_order_relaxed);
-        if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
-            ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
-        atomic_store_explicit(&t->in_handler, outer, memory_order_release);
-        errno = saved_errno;
+        leave_handler(t, sig, si, outer, saved_errno);
         return;
     }
     ucontext_t *uc = ucv;
@@ -290,10 +294,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     writer_note_sample();
     thread_count(&t->taken, weight);
     thread_count(&t->signals, 1);
-    if (ps_perf_delivery == PS_PERF_REFRESH && sig == SIGPROF && si->si_code != SI_TIMER && t->perf_fd >= 0)
-        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
-    atomic_store_explicit(&t->in_handler, outer, memory_order_release);
-    errno = saved_errno;
+    leave_handler(t, sig, si, outer, saved_errno);
 }
 
 /* The other threads sample until the kernel ends them: one of their samples committed after
