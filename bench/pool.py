@@ -182,7 +182,7 @@ FORK_CONFIGS = [
     {"name": "shim, PERFSCOPE_HZ=0 (no sampling: no sample files, maps, clocks, libunwind)",
      "env": {"PERFSCOPE_HZ": "0"}},
     {"name": "shim, 997 Hz (perf events)", "env": {"PERFSCOPE_HZ": "997"}},
-    {"name": "the shim's libraries alone (those it is linked with and libunwind, preloaded: the loader's share)",
+    {"name": "the shim's libraries alone (those it is linked with, preloaded: the loader's share at every start)",
      "env": "libs"},
 ]
 
@@ -193,14 +193,13 @@ def soname(path):
 
 
 def shim_libs(shim):
-    """The libraries the shim maps in a sampled process: those it is linked with (its NEEDED
-    entries, but glibc's own) and libunwind, which it loads with dlopen at install."""
+    """The libraries every process under the shim maps at start: those it is linked with (its
+    NEEDED entries, but glibc's own). libunwind comes with a process's first sample (dlopen), so
+    the loop's /bin/true, which takes none, never maps it."""
     out = subprocess.run(["objdump", "-p", shim], capture_output=True, text=True).stdout
     libs = [f[1] for f in (l.split() for l in out.splitlines()) if f[:1] == ["NEEDED"]]
     libs = [l for l in libs if not l.startswith(("libc.so", "ld-linux", "libdl.", "librt.", "libpthread."))]
-    libdir = subprocess.run(["pkg-config", "--variable=libdir", "libunwind"], capture_output=True, text=True).stdout.strip()
-    unw = soname(os.path.join(libdir, "libunwind.so")) if libdir else None
-    return ":".join(libs + ([unw] if unw else []))
+    return ":".join(libs)
 
 
 def fork_env(cfg, args, work):

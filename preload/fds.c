@@ -26,6 +26,7 @@
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
+#include "unwlib.h"
 #include "writer.h"
 
 /* ---- which descriptors are ours ---- */
@@ -297,6 +298,7 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     PS_RESOLVE(close_range);
     if (!ps_active || !real_close_range || first > last)
         return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
+    unwlib_number_call_begin();
     /* Close the gaps between our descriptors. */
     unsigned lo = first;
     int rc = 0;
@@ -309,6 +311,7 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     }
     if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
         rc = -1;
+    unwlib_number_call_end();
     return rc;
 }
 
@@ -359,8 +362,11 @@ PS_API int dup2(int oldfd, int newfd)
         errno = EBADF;
         return -1;
     }
+    unwlib_number_call_begin();
     make_room(newfd, oldfd);
-    return real_dup2(oldfd, newfd);
+    int rc = real_dup2(oldfd, newfd);
+    unwlib_number_call_end();
+    return rc;
 }
 
 PS_API int dup3(int oldfd, int newfd, int flags)
@@ -370,7 +376,10 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
+    unwlib_number_call_begin();
     if ((flags & ~O_CLOEXEC) == 0 && oldfd != newfd)
         make_room(newfd, oldfd); /* else dup3 fails: EINVAL */
-    return real_dup3(oldfd, newfd, flags);
+    int rc = real_dup3(oldfd, newfd, flags);
+    unwlib_number_call_end();
+    return rc;
 }

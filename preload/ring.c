@@ -109,7 +109,7 @@ struct ps_thread *thread_claim(pid_t tid)
             t->has_timer = 0;
             t->stack_lo = t->stack_hi = 0;
             t->foreign = 0;
-            t->unw_tls = 0;
+            t->unw_ok = 0;
             t->comm[0] = 0;
             t->comm_checked_ns = 0;
             atomic_store(&t->arrived, 0);

@@ -65,7 +65,7 @@ struct ps_thread {
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* for frame-pointer walks; 0,0 when unknown */
     int foreign;            /* found in /proc/self/task, not started through our wrapper */
-    int unw_tls;            /* its libunwind TLS block is made (unwlib.h): the handler may use libunwind */
+    int unw_ok;             /* registered on itself (not found in /proc): the handler may use libunwind */
     char comm[16];
     uint64_t comm_checked_ns;
     _Atomic uint64_t arrived; /* our signals that reached the thread (weighted), kept or dropped */

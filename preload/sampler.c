@@ -46,11 +46,17 @@ static enum ps_unwind unwinder;         /* in force: PERFSCOPE_UNWIND, or fp und
 static int pc_only;                     /* under valgrind: the interrupted PC alone */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static _Atomic int installed;
-/* libunwind is initialised (and its fast tracer warmed up) outside any handler, by the writer
- * once this image has taken a sample (sampler_warm_libunwind): until then samples walk frame
- * pointers, as in the guarded cases below. */
+/* libunwind is loaded, initialised and its fast tracer warmed up outside any handler, by the
+ * writer once this image has taken a sample (sampler_warm_libunwind): until then samples walk
+ * frame pointers, as in the guarded cases below. */
 static _Atomic int libunwind_ready;
+static _Atomic int libunwind_failed; /* it could not be loaded (logged): frame pointers for good */
 static int libunwind_fast; /* the fast tracer may be used: set before libunwind_ready */
+/* One warm-up at a time (the writer's pass, or a thread before a seccomp filter), and no fork
+ * in the middle of one: a child would copy the loader's or libunwind's state half-changed, and
+ * its locks held by a thread it does not have. */
+static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int warm_locked_for_fork; /* this forking thread holds warm_lock */
 /* The record has ended (sampler_close): a signal now is not a sample of it. */
 static _Atomic int sampling_closed;
 
@@ -276,7 +282,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->nframes = 1;
     } else if (ps_guard_depth > 0 || (pc >= loader_lo && pc < loader_hi) ||
         (unwinder != PS_UNWIND_FP && (!atomic_load_explicit(&libunwind_ready, memory_order_acquire) ||
-                                      !t->unw_tls || !stack_room_for_libunwind(t) || !dlbusy_handler_enter()))) {
+                                      !t->unw_ok || !stack_room_for_libunwind(t) || !dlbusy_handler_enter()))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         thread_count(&t->no_libunwind, weight);
@@ -382,7 +388,7 @@ static void choose_unwinder(void)
 
 const char *sampler_unwind_name(void)
 {
-    return pc_only ? "pc" : unwinder == PS_UNWIND_FP ? "fp" : "libunwind";
+    return pc_only ? "pc" : unwinder == PS_UNWIND_FP || atomic_load(&libunwind_failed) ? "fp" : "libunwind";
 }
 
 int sampler_install(void)
@@ -392,12 +398,12 @@ int sampler_install(void)
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     ps_real_dl_iterate_phdr(find_loader, &base);
     choose_unwinder();
-    if (unwinder != PS_UNWIND_FP && !pc_only && unwlib_load() != 0)
+    if (unwinder != PS_UNWIND_FP && !pc_only && unwlib_prepare() != 0)
         unwinder = PS_UNWIND_FP; /* said in perfscope.log */
-    /* libunwind is loaded here (before the program has threads of its own) but not used: its
-     * first use (its lock, its memory-validation pipe, the fast tracer's 256 KiB cache written
-     * whole, the start-up stack walked) cost 0.5 ms of every process's start, sampled or not.
-     * The writer does it once a sample has come. */
+    /* libunwind is loaded here only where the program has it mapped already: its loading (0.2
+     * ms) and its first use (its lock, its memory-validation pipe, the fast tracer's 256 KiB
+     * cache written whole, the start-up stack walked: 0.5 ms) would cost every process's start,
+     * sampled or not. The writer does both once a sample has come. */
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;
@@ -414,22 +420,61 @@ int sampler_install(void)
     return 0;
 }
 
-/* On the writer thread, once this image has taken a sample: libunwind initialises itself on
- * its first use (and may allocate), the fast tracer makes its thread key (pthread_once) and
- * this thread's cache: never in a handler. From then on the handler takes libunwind. A fork
- * child inherits it ready; an exec'd image starts without. */
+/* On the writer thread, once this image has taken a sample (or on a thread about to install a
+ * seccomp filter, which may forbid the files and the pipe later): libunwind is loaded, it
+ * initialises itself on its first use (and may allocate), the fast tracer makes its thread key
+ * (pthread_once) and this thread's cache: never in a handler. From then on the handler takes
+ * libunwind. A fork child inherits it ready; an exec'd image starts without. Signals are held
+ * off meanwhile on a target's thread: a handler of the target's that forks would wait for this
+ * very warm-up (sampler_fork_prepare). */
 void sampler_warm_libunwind(void)
 {
-    if (unwinder == PS_UNWIND_FP || pc_only || atomic_load(&libunwind_ready))
+    if (unwinder == PS_UNWIND_FP || pc_only || atomic_load(&libunwind_ready) || atomic_load(&libunwind_failed))
         return;
-    unw_context_t ctx;
-    unw_cursor_t cursor;
-    ps_in_unwind++;
-    if (ps_unw.getcontext(&ctx) == 0 && ps_unw.init_local(&cursor, &ctx) == 0)
-        while (ps_unw.step(&cursor) > 0)
-            ;
-    if (ps_cfg.unwind_fast)
-        libunwind_fast = unwlib_warm_fast();
-    ps_in_unwind--;
-    atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
+    sigset_t all, old;
+    sigfillset(&all);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_mutex_lock(&warm_lock);
+    if (!atomic_load(&libunwind_ready) && !atomic_load(&libunwind_failed)) {
+        if (unwlib_load() != 0) {
+            atomic_store(&libunwind_failed, 1); /* said in perfscope.log */
+        } else {
+            unw_context_t ctx;
+            unw_cursor_t cursor;
+            ps_in_unwind++;
+            if (ps_unw.getcontext(&ctx) == 0 && ps_unw.init_local(&cursor, &ctx) == 0)
+                while (ps_unw.step(&cursor) > 0)
+                    ;
+            if (ps_cfg.unwind_fast)
+                libunwind_fast = unwlib_warm_fast();
+            ps_in_unwind--;
+            atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&warm_lock);
+    ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* pthread_atfork's prepare handler: a warm-up under way finishes first (its dlopen, libunwind's
+ * first use), and none starts until the child is made. Bounded: a fork from inside the loader
+ * (a library's constructor) while the writer waits for the loader's lock goes on after 2 s. */
+void sampler_fork_prepare(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 2;
+    warm_locked_for_fork = pthread_mutex_clocklock(&warm_lock, CLOCK_MONOTONIC, &until) == 0;
+}
+
+void sampler_fork_parent(void)
+{
+    if (warm_locked_for_fork)
+        pthread_mutex_unlock(&warm_lock);
+    warm_locked_for_fork = 0;
+}
+
+void sampler_fork_child(void)
+{
+    pthread_mutex_init(&warm_lock, NULL); /* its only thread: held for the fork, or by a thread it has not */
+    warm_locked_for_fork = 0;
 }

@@ -25,9 +25,13 @@ extern int ps_timer_cookie;                      /* sival_ptr of our timers */
 
 /* Installs the handler (once). 0 or -1 (errno). */
 int sampler_install(void);
-/* Initialises libunwind outside any handler (the writer, once a first sample has come); the
- * handler walks frame pointers until then. */
+/* Loads and initialises libunwind outside any handler (the writer, once a first sample has
+ * come); the handler walks frame pointers until then. */
 void sampler_warm_libunwind(void);
+/* pthread_atfork's three handlers for the warm-up: no fork in the middle of one. */
+void sampler_fork_prepare(void);
+void sampler_fork_parent(void);
+void sampler_fork_child(void);
 /* The target's SIGPROF disposition, as the target believes it is (for the sigaction wrapper). */
 void sampler_get_target_action(struct sigaction *old);
 void sampler_set_target_action(const struct sigaction *act);

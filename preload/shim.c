@@ -65,9 +65,11 @@ static void reset_locks_in_child(void)
     dlbusy_after_fork_child();
 }
 
-/* No libunwind walk under way in another thread's handler while the child is made (dlbusy.h). */
+/* No libunwind warm-up (sampler.c) and no libunwind walk under way in another thread's handler
+ * while the child is made (dlbusy.h). */
 static void atfork_prepare(void)
 {
+    sampler_fork_prepare();
     dlbusy_fork_prepare();
 }
 
@@ -79,6 +81,7 @@ static void atfork_parent(void)
 {
     int saved = errno;
     dlbusy_fork_done();
+    sampler_fork_parent();
     if (interpose_in_daemon() && saved == 0)
         shim_finish("ok");
     errno = saved;
@@ -92,6 +95,7 @@ static void atfork_child(void)
     fds_alone(1);
     reset_locks_in_child();
     dlbusy_fork_done(); /* the prepare's share, counted in the child's by reset_locks_in_child */
+    sampler_fork_child();
     shim_after_fork_child();
     fds_alone(0);
     ps_xfsz_release(&x);

@@ -25,7 +25,6 @@
 #include "log.h"
 #include "ring.h"
 #include "sampler.h"
-#include "unwlib.h"
 #include "shim.h"
 #include "sigmask.h"
 #include "unsampled.h"
@@ -112,7 +111,7 @@ void threads_started(void)
     if (t) {
         t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
         stack_bounds(t);
-        t->unw_tls = unwlib_thread_ready(); /* before its clock: a malloc, never in the handler */
+        t->unw_ok = 1; /* its stack's bounds are known: room for libunwind is checked */
         if (!t->ring) {
             atomic_store(&t->state, PS_T_FREE);
         } else {

@@ -1,8 +1,9 @@
-/* unwlib.c: libunwind, loaded locally at install (unwlib.h says why it is never linked). The
- * handler reads ps_unw only on a thread whose entry says unwlib_thread_ready, which comes after
- * unwlib_load returned 0. Two of libunwind's relocated slots point here: __tls_get_addr (its
- * thread-local data without glibc's dtv) and open (none while the shim is inside libunwind).
- * Those two functions run in the handler; nothing else here does. */
+/* unwlib.c: libunwind, loaded locally at a process's first sample (unwlib.h says why it is
+ * never linked, and why not at start). The handler reads ps_unw only once unwlib_load returned 0
+ * (and the writer's warm-up, sampler.c, made it ready). Two of libunwind's relocated slots point
+ * here: __tls_get_addr (its thread-local data in the shim's own static TLS, never glibc's dtv)
+ * and open (none while the shim is inside libunwind). Those two functions run in the handler;
+ * nothing else here does. */
 #include "unwlib.h"
 
 #include <dlfcn.h>
@@ -12,8 +13,10 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "interpose.h"
@@ -39,32 +42,48 @@ typedef struct {
 } ps_tls_index;
 extern void *__tls_get_addr(ps_tls_index *ti);
 
+/* The room for libunwind's thread-local data on every thread: the shim's own TLS, which is
+ * static (initial-exec), so glibc made it with the thread, zero-filled, before any handler ran.
+ * Debian's libunwind has 16 bytes of it (the fast tracer's cache pointer and a flag), all zero
+ * at start; a libunwind with more than this, or aligned more strictly, is not used (logged). */
+#define UNWLIB_TLS_ROOM 64
+static __thread unsigned char tls_storage[UNWLIB_TLS_ROOM] __attribute__((aligned(UNWLIB_TLS_ROOM)));
+static __thread int tls_storage_set; /* its initial image copied (libunwind's .tdata, if any) */
+
 struct ps_unwlib ps_unw;
-static int loaded;
-static size_t tls_module; /* libunwind's TLS module id; 0: it has none */
-static int tls_private;   /* its calls to __tls_get_addr reach tls_get_addr_private */
-static uintptr_t text_lo, text_hi, relro_lo, relro_hi;
-static pthread_key_t kept_key; /* a low key slot held for the fast tracer's key, until it is made */
+static int loaded;                /* 0 not tried, 1 loaded, -1 failed (for good) */
+static _Atomic int loading;       /* the loader is about to map, or mapping, libunwind */
+static _Atomic int number_calls;  /* a target's dup2, dup3 or close_range under way */
+static size_t tls_module;         /* libunwind's TLS module id; 0: it has none */
+static const void *tls_image;     /* its TLS initial image (PT_TLS) */
+static size_t tls_filesz, tls_memsz, tls_align;
+static int tls_private;           /* its calls to __tls_get_addr reach tls_get_addr_private */
+static _Atomic uintptr_t text_lo, text_hi; /* read by wrappers on any thread (unwlib_has_pc) */
+static uintptr_t relro_lo, relro_hi;
+static pthread_key_t kept_key;    /* a low key slot held for the fast tracer's key, until it is made */
 static int key_kept;
-/* This thread's libunwind TLS block (initial-exec: read without the loader). */
-static __thread char *tls_block;
 
 /* libunwind's thread-local data (the fast tracer's cache pointer) is dynamic TLS, reached
- * through __tls_get_addr. glibc's __tls_get_addr first brings the calling thread's dtv up to
- * the loader's TLS generation, which every dlopen or dlclose of a library with TLS moves on:
- * it frees the blocks of libraries unloaded since, and grows the dtv with realloc. In the
- * handler, over a thread interrupted inside malloc, that waited for good on the arena's lock.
- * So libunwind's own slot for __tls_get_addr points here: on a thread made ready, its block is
- * known (libunwind is never unloaded, so the block never moves) and the dtv is not read. */
+ * through __tls_get_addr. glibc's __tls_get_addr allocates a thread's block with malloc on its
+ * first access, and first brings the calling thread's dtv up to the loader's TLS generation,
+ * which every dlopen or dlclose of a library with TLS moves on: it frees the blocks of
+ * libraries unloaded since, and grows the dtv with realloc. In the handler, over a thread
+ * interrupted inside malloc, either waited for good on the arena's lock. So libunwind's own
+ * slot for __tls_get_addr points here, and its block on every thread is tls_storage: made with
+ * the thread, never moved, and reached without the loader. */
 #if defined(__x86_64__)
 __attribute__((force_align_arg_pointer))
 #endif
 static void *tls_get_addr_private(ps_tls_index *ti)
 {
-    char *block = tls_block;
-    if (block && ti->module == tls_module)
-        return block + ti->offset;
-    return __tls_get_addr(ti);
+    if (ti->module != tls_module)
+        return __tls_get_addr(ti); /* not libunwind's: never asked, in practice */
+    if (!tls_storage_set) {
+        if (tls_filesz)
+            memcpy(tls_storage, tls_image, tls_filesz);
+        tls_storage_set = 1;
+    }
+    return tls_storage + ti->offset;
 }
 
 static int find_spans(struct dl_phdr_info *info, size_t size, void *data)
@@ -74,21 +93,27 @@ static int find_spans(struct dl_phdr_info *info, size_t size, void *data)
     objspan_exec(info, &lo, &hi);
     if (pc < lo || pc >= hi)
         return 0;
-    text_lo = lo;
-    text_hi = hi;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_GNU_RELRO) {
             relro_lo = info->dlpi_addr + ph->p_vaddr;
             relro_hi = relro_lo + ph->p_memsz;
+        } else if (ph->p_type == PT_TLS) {
+            tls_image = (const void *)(info->dlpi_addr + ph->p_vaddr); /* its .tdata, as mapped */
+            tls_filesz = ph->p_filesz;
+            tls_memsz = ph->p_memsz;
+            tls_align = ph->p_align;
         }
     }
+    atomic_store(&text_lo, lo);
+    atomic_store(&text_hi, hi);
     return 1;
 }
 
 int unwlib_has_pc(uintptr_t pc)
 {
-    return pc >= text_lo && pc < text_hi;
+    return pc >= atomic_load_explicit(&text_lo, memory_order_relaxed) &&
+           pc < atomic_load_explicit(&text_hi, memory_order_relaxed);
 }
 
 #if defined(__x86_64__)
@@ -197,12 +222,78 @@ static int redirect(void *h, const char *name, void *bound, void *to)
             missing = UNWLIB_STR(name);                                                            \
     } while (0)
 
+/* The libunwind the shim is built against is mapped already (a program linked with it): it is
+ * taken at once, before the program's threads use it with glibc's blocks. */
+static int is_libunwind(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *name = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    if (name && strcmp(name + 1, PS_LIBUNWIND_SONAME) == 0)
+        *(int *)data = 1;
+    return *(int *)data;
+}
+
+int unwlib_prepare(void)
+{
+    /* The fast tracer makes its key on first use, after the program may have made 32: a slot
+     * among the first 32 is held for it now, before the program's own code runs. */
+    if (pthread_key_create(&kept_key, NULL) == 0) {
+        key_kept = kept_key < UNWLIB_KEYS_INLINE;
+        if (!key_kept)
+            pthread_key_delete(kept_key);
+    }
+    int mapped = 0;
+    ps_real_dl_iterate_phdr(is_libunwind, &mapped);
+    return mapped ? unwlib_load() : 0;
+}
+
+/* The loader opens libunwind and its liblzma at the lowest free descriptor numbers, reads
+ * them, maps them and closes them: a target's dup2 onto such a number meanwhile had it map the
+ * target's file ("file too short", a segment it could not map, or a SIGBUS later), and its close
+ * of that number after closed the loader's. A target's call that names a number is announced
+ * before the load is looked at, and the load waits for calls announced, both sequentially
+ * consistent: either the call sees the load and waits for it, or the load sees the call and
+ * waits for it. Both waits are bounded (100 ms): a call made from inside the loader (a
+ * library's constructor) while the writer waits for the loader's lock goes on after that. */
+#define UNWLIB_HOLD_TRIES 5000
+#define UNWLIB_HOLD_NS 20000
+
+void unwlib_number_call_begin(void)
+{
+    int saved = errno;
+    for (int i = 0;; i++) {
+        atomic_fetch_add(&number_calls, 1);
+        if (!atomic_load(&loading) || i >= UNWLIB_HOLD_TRIES)
+            break;
+        atomic_fetch_sub(&number_calls, 1);
+        struct timespec ts = { 0, UNWLIB_HOLD_NS };
+        nanosleep(&ts, NULL);
+    }
+    errno = saved;
+}
+
+void unwlib_number_call_end(void)
+{
+    atomic_fetch_sub(&number_calls, 1);
+}
+
+static void begin_loading(void)
+{
+    atomic_store(&loading, 1);
+    for (int i = 0; i < UNWLIB_HOLD_TRIES && atomic_load(&number_calls) > 0; i++) {
+        struct timespec ts = { 0, UNWLIB_HOLD_NS };
+        nanosleep(&ts, NULL);
+    }
+}
+
 int unwlib_load(void)
 {
     if (loaded)
         return loaded > 0 ? 0 : -1;
     loaded = -1;
+    begin_loading();
     void *h = dlopen(PS_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    atomic_store(&loading, 0);
     if (!h) {
         const char *why = dlerror();
         ps_log("cannot load %s (%s): stacks are walked by frame pointers", PS_LIBUNWIND_SONAME,
@@ -222,35 +313,21 @@ int unwlib_load(void)
                missing ? missing : "no TLS module id");
         return -1; /* left loaded (RTLD_NODELETE) */
     }
-    ps_unw = got;
     uintptr_t pc = (uintptr_t)got.backtrace;
     ps_real_dl_iterate_phdr(find_spans, &pc);
+    if (tls_module && (tls_memsz > UNWLIB_TLS_ROOM || tls_align > UNWLIB_TLS_ROOM || tls_filesz > tls_memsz)) {
+        ps_log("%s has %zu bytes of thread-local data aligned to %zu, more than the shim keeps for it (%d): "
+               "stacks are walked by frame pointers", PS_LIBUNWIND_SONAME, tls_memsz, tls_align, UNWLIB_TLS_ROOM);
+        return -1;
+    }
+    /* Where the slot cannot be pointed here (a TLS descriptor ABI), the fast tracer, the one
+     * user of the TLS, stays off (unwlib_warm_fast). */
     tls_private = !tls_module || redirect(h, "__tls_get_addr", (void *)&__tls_get_addr,
                                           (void *)&tls_get_addr_private) > 0;
     redirect(h, "open", (void *)&open, (void *)&open_private); /* where it cannot: as before */
-    /* The fast tracer makes its key on first use, after the program may have made 32: a slot
-     * among the first 32 is held for it now, before the program's own code runs. */
-    if (pthread_key_create(&kept_key, NULL) == 0) {
-        key_kept = kept_key < UNWLIB_KEYS_INLINE;
-        if (!key_kept)
-            pthread_key_delete(kept_key);
-    }
+    ps_unw = got;
     loaded = 1;
     return 0;
-}
-
-int unwlib_thread_ready(void)
-{
-    if (loaded <= 0)
-        return 0;
-    if (tls_module) {
-        ps_tls_index ti = { tls_module, 0 };
-        char *block = __tls_get_addr(&ti);
-        if (!block)
-            return 0;
-        tls_block = block;
-    }
-    return 1;
 }
 
 int unwlib_warm_fast(void)

@@ -7,6 +7,8 @@
 # - A short process made to take samples has its sample file and maps snapshot, whichever way it
 #   ends (return from main, _exit, a fatal SIGTERM), and the symbolizer resolves them to the
 #   function that ran.
+# - libunwind (with its liblzma) is loaded at a process's first sample, never at its start: a
+#   process that took none has neither mapped.
 # - An image that took no sample leaves its file name free: after `sh -c 'exec t_short ...'` the
 #   one file of that pid holds t_short's samples, and the symbolizer pairs it with t_short's
 #   executable (the last start line naming it), not with sh's.
@@ -67,6 +69,19 @@ check(prof is not None and prof.get("samples") == 0 and folded == "",
 r = subprocess.run([os.path.join(os.path.dirname(SYM), "perfscope-report"), out], capture_output=True, text=True, timeout=120)
 check(r.returncode == 0 and os.path.exists(os.path.join(out, "report.md")),
       "perfscope-report on a run without sample files: exit %d: %s" % (r.returncode, r.stderr[-500:]))
+
+# ---- libunwind comes with the first sample: a process that took none has not mapped it ----
+out = "out-maps"
+res = run(["cat", "/proc/self/maps"], shim_env(out), what="cat /proc/self/maps")
+expect_ok(res, "cat /proc/self/maps")
+mine = [r for r in procs_of(out) if r["pid"] == res.pid and r["event"] == "exit"]
+text = res.stdout.decode("utf-8", "replace")
+check("libperfscope" in text, "cat /proc/self/maps: the shim is not mapped, the check lost its point:\n%s" % text[:600])
+if mine and mine[0].get("sampling", {}).get("samples", 0) == 0:
+    mapped = [l for l in text.splitlines() if "libunwind" in l or "liblzma" in l]
+    check(mapped == [], "a process that took no sample mapped libunwind at its start:\n%s" % "\n".join(mapped))
+else:
+    info("cat /proc/self/maps took samples (a loaded machine): the libunwind check is left out")
 
 # ---- a shell loop of short processes: every exit line, files only where samples were taken ----
 out = "out-loop"
