@@ -4,7 +4,8 @@
 # alternating with/without pairs and writes bench/RESULTS.md, then bench/pool.py (the thread-pool
 # target against gperftools and perf record, fork+exec per process, the cost per sample taken
 # apart by bench/sample_cost.c), then bench/resolve.py (the 199 Hz defaults' CPU cost resolved
-# by many pairs), then bench/symbolize.sh, which adds the symbolizer's speed and
+# by many pairs), then bench/shimthreads.py (the shim's own threads: start-up against steady
+# state), then bench/symbolize.sh, which adds the symbolizer's speed and
 # peak memory to it as a section of its own, and last bench/html.sh, which prints report.html's
 # size and opening time at 100k samples. It reports; it
 # never fails on figures: exit 0 unless the bench itself could not run.
@@ -13,7 +14,8 @@
 # (thread-pool pairs per configuration, default 6; BENCH_POOL_BUDGET_S, default 300, stops
 # starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
 # BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_BUDGET_S (bench/resolve.py:
-# seconds of alternated A/A and 199 Hz pairs that resolve the 0.5% target, default 240); SYMBOLIZE_N
+# seconds of alternated A/A and 199 Hz pairs that resolve the 0.5% target, default 240);
+# BENCH_THREADS_ROUNDS (bench/shimthreads.py rounds of a short and a long run, default 4); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -51,6 +53,11 @@ python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfsco
 # The defaults' CPU cost at 199 Hz resolved by as many pairs as the budget allows.
 python3 bench/resolve.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
   --work "$BUILD/bench/runs" --results bench/RESULTS.md --budget "${BENCH_RES_BUDGET_S:-240}" \
+  ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
+[ $? -ne 0 ] && rc=1
+# The shim's own threads: what they cost once a run against what they cost each second.
+python3 bench/shimthreads.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
+  --work "$BUILD/bench/runs" --results bench/RESULTS.md --rounds "${BENCH_THREADS_ROUNDS:-4}" \
   ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
 [ $? -ne 0 ] && rc=1
 # After analyze.py, which writes RESULTS.md whole: this adds its section to that file.
