@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <time.h>
 #include <link.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -25,6 +26,7 @@
 #include "execenv.h"
 #include "fatal.h"
 #include "lifetime.h"
+#include "log.h"
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
@@ -68,6 +70,16 @@ int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
     int rc = ps_real_pthread_create(t, NULL, fn, NULL);
     ps_real_pthread_sigmask(SIG_SETMASK, &before, NULL);
     return rc;
+}
+
+void ps_join_shim_thread(pthread_t t, const char *what)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 2;
+    if (pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until) == ETIMEDOUT)
+        ps_log_once("join", "the %s thread did not stop within 2 s on the way out (waiting, most likely, "
+                    "for the loader's lock the leaving thread holds): the way out went on without it", what);
 }
 
 /* Inside the guard (the loader's lock is held in the callbacks). The shim's own calls: never

@@ -27,6 +27,11 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
  * its first instruction (the attribute's mask, else the creator's blocked around the create), so
  * no signal of the target's is ever delivered on it and it makes no mask call of its own. */
 int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *));
+/* Joins a thread of the shim's own on a way out, waiting for it at most 2 s: one held by
+ * something the leaving thread itself holds (the loader's lock, in a library's constructor that
+ * exits or execs) never ends. Past that, perfscope.log says so once and the way out goes on
+ * without it (the kernel ends it with the process). */
+void ps_join_shim_thread(pthread_t t, const char *what);
 /* Inside the handler's guard, as the target's calls are: a sample never unwinds in the loader. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 /* For xfsz.c: takes back a SIGXFSZ that our own write raised. */

@@ -460,7 +460,7 @@ void leader_stop(void)
         uint64_t one = 1;
         if (write(wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
     }
-    pthread_join(watcher, NULL);
+    ps_join_shim_thread(watcher, "watcher");
     watcher_running = 0;
 }
 

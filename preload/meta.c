@@ -572,6 +572,18 @@ void meta_rewrite_status(const char *status)
 
 /* The end of this run may pass unseen (a seccomp filter or strict mode on one of its threads):
  * said in meta.json, so the report does not call a leader that never finished "killed". */
+void meta_note_unwind(void)
+{
+    pthread_mutex_lock(&doc_lock);
+    cJSON *s = meta ? cJSON_GetObjectItemCaseSensitive(meta, "sampling") : NULL;
+    cJSON *u = s ? cJSON_GetObjectItemCaseSensitive(s, "unwind") : NULL;
+    if (cJSON_IsString(u) && strcmp(u->valuestring, sampler_unwind_name()) != 0) {
+        cJSON_ReplaceItemInObjectCaseSensitive(s, "unwind", cJSON_CreateString(sampler_unwind_name()));
+        render_and_write(0);
+    }
+    pthread_mutex_unlock(&doc_lock);
+}
+
 void meta_note_end_unseen(const char *why)
 {
     pthread_mutex_lock(&doc_lock);

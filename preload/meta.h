@@ -14,13 +14,17 @@ int meta_written(void);
 /* The normal way out: the exit figures, end_ns and the status. The sampled CPU time the rates
  * divide by leaves out the shim's own threads' (meta_own_thread_cpu). */
 void meta_write_exit(const char *status);
-/* From the shim's own threads (0: writer, 1: watcher), as they go and at their end: their CPU
- * time so far, which no sample stands for and which is the shim's cost, not the target's. */
-enum { META_OWN_WRITER, META_OWN_WATCHER, META_OWN_THREADS };
+/* From the shim's own threads (the writer, the watcher, the thread that loads libunwind), as
+ * they go and at their end: their CPU time so far, which no sample stands for and which is the
+ * shim's cost, not the target's. */
+enum { META_OWN_WRITER, META_OWN_WATCHER, META_OWN_LOADER, META_OWN_THREADS };
 void meta_own_thread_cpu(int which);
 /* The same at a wakeup: at most every 250 ms (getrusage is a system call, and every one counts
  * in a wakeup: docs/shim.md); the threads publish once more when they end. */
 void meta_own_thread_cpu_due(int which);
+/* libunwind could not be loaded after all (it is loaded at the first sample): sampling.unwind
+ * says the unwinder now in force. */
+void meta_note_unwind(void);
 /* Async-signal-safe: the last rendered meta.json with the exit figures and the status. */
 void meta_rewrite_status(const char *status);
 /* Says in meta.json why the run's end may pass unseen ("end_unseen"). */

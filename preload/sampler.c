@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -23,7 +24,9 @@
 #include "dlbusy.h"
 #include "fds.h"
 #include "interpose.h"
+#include "lifetime.h"
 #include "log.h"
+#include "meta.h"
 #include "ring.h"
 #include "objspan.h"
 #include "shim.h"
@@ -46,16 +49,21 @@ static enum ps_unwind unwinder;         /* in force: PERFSCOPE_UNWIND, or fp und
 static int pc_only;                     /* under valgrind: the interrupted PC alone */
 static uintptr_t loader_lo, loader_hi;  /* the dynamic loader's code: no libunwind there */
 static _Atomic int installed;
-/* libunwind is loaded, initialised and its fast tracer warmed up outside any handler, by the
- * writer once this image has taken a sample (sampler_warm_libunwind): until then samples walk
- * frame pointers, as in the guarded cases below. */
+/* libunwind is loaded, initialised and its fast tracer warmed up outside any handler, on a
+ * thread of its own that the writer starts once this image has taken a sample (the warm-up,
+ * below): until then samples walk frame pointers, as in the guarded cases below. */
 static _Atomic int libunwind_ready;
 static _Atomic int libunwind_failed; /* it could not be loaded (logged): frame pointers for good */
 static int libunwind_fast; /* the fast tracer may be used: set before libunwind_ready */
-/* One warm-up at a time (the writer's pass, or a thread before a seccomp filter), and no fork
- * in the middle of one: a child would copy the loader's or libunwind's state half-changed, and
- * its locks held by a thread it does not have. */
+/* One warm-up at a time (the loader thread, or a thread before a seccomp filter), and no fork in
+ * the middle of one: a child would copy the loader's or libunwind's state half-changed, and
+ * its locks held by a thread it does not have. warm_began_ns: a warm-up under way since then
+ * (0: none); nothing waits for one past PS_WARM_WAIT_NS from its start, for its dlopen may wait
+ * for the loader's lock as long as a target's dlopen holds it (a library's constructor). */
+#define PS_WARM_WAIT_NS 50000000ull /* 50 ms */
 static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t warm_began_ns;
+static _Atomic int warm_thread_started;
 static __thread int warm_locked_for_fork; /* this forking thread holds warm_lock */
 /* The record has ended (sampler_close): a signal now is not a sample of it. */
 static _Atomic int sampling_closed;
@@ -420,50 +428,100 @@ int sampler_install(void)
     return 0;
 }
 
-/* On the writer thread, once this image has taken a sample (or on a thread about to install a
- * seccomp filter, which may forbid the files and the pipe later): libunwind is loaded, it
+/* With warm_lock held, signals blocked, outside any handler: libunwind is loaded, it
  * initialises itself on its first use (and may allocate), the fast tracer makes its thread key
- * (pthread_once) and this thread's cache: never in a handler. From then on the handler takes
- * libunwind. A fork child inherits it ready; an exec'd image starts without. Signals are held
- * off meanwhile on a target's thread: a handler of the target's that forks would wait for this
- * very warm-up (sampler_fork_prepare). */
-void sampler_warm_libunwind(void)
+ * (pthread_once) and this thread's cache. From then on the handler takes libunwind. A fork
+ * child inherits it ready; an exec'd image starts without. */
+static void warm_locked(void)
 {
-    if (unwinder == PS_UNWIND_FP || pc_only || atomic_load(&libunwind_ready) || atomic_load(&libunwind_failed))
+    if (atomic_load(&libunwind_ready) || atomic_load(&libunwind_failed))
+        return;
+    atomic_store(&warm_began_ns, ps_now_ns());
+    if (unwlib_load() != 0) {
+        atomic_store(&libunwind_failed, 1); /* said in perfscope.log */
+        meta_note_unwind();
+    } else {
+        unw_context_t ctx;
+        unw_cursor_t cursor;
+        ps_in_unwind++;
+        if (ps_unw.getcontext(&ctx) == 0 && ps_unw.init_local(&cursor, &ctx) == 0)
+            while (ps_unw.step(&cursor) > 0)
+                ;
+        if (ps_cfg.unwind_fast)
+            libunwind_fast = unwlib_warm_fast();
+        ps_in_unwind--;
+        atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
+    }
+    atomic_store(&warm_began_ns, 0);
+}
+
+static int warm_wanted(void)
+{
+    return unwinder != PS_UNWIND_FP && !pc_only && !atomic_load(&libunwind_ready) && !atomic_load(&libunwind_failed);
+}
+
+/* warm_lock, waiting for a warm-up under way no longer than PS_WARM_WAIT_NS from its start. */
+static int warm_lock_bounded(void)
+{
+    uint64_t began = atomic_load(&warm_began_ns), until = (began ? began : ps_now_ns()) + PS_WARM_WAIT_NS;
+    struct timespec ts = { (time_t)(until / 1000000000ull), (long)(until % 1000000000ull) };
+    return pthread_mutex_clocklock(&warm_lock, CLOCK_MONOTONIC, &ts) == 0;
+}
+
+/* The warm-up's own thread: nothing the target does waits for it (an exit, an exec: the writer
+ * is never held by the loader's lock), and it is left to the kernel if the process ends first. */
+static void *warm_main(void *arg)
+{
+    (void)arg; /* every signal blocked from the start (ps_start_shim_thread) */
+    ps_guard_enter();
+    ps_shim_thread = 1;
+    lifetime_shim_thread(1);
+    pthread_mutex_lock(&warm_lock);
+    warm_locked();
+    pthread_mutex_unlock(&warm_lock);
+    meta_own_thread_cpu(META_OWN_LOADER);
+    lifetime_shim_thread(-1);
+    return NULL;
+}
+
+void sampler_warm_libunwind_soon(void)
+{
+    if (!warm_wanted() || atomic_exchange(&warm_thread_started, 1))
+        return;
+    pthread_t t;
+    if (ps_start_shim_thread(&t, warm_main) != 0) {
+        atomic_store(&libunwind_failed, 1);
+        ps_log("cannot start a thread to load libunwind: stacks are walked by frame pointers");
+        meta_note_unwind();
+        return;
+    }
+    pthread_detach(t);
+}
+
+/* On a thread about to install a seccomp filter, which may forbid the files and the pipe later:
+ * at once, on this thread. Signals are held off meanwhile: a handler of the target's that forks
+ * would wait for this very warm-up (sampler_fork_prepare). */
+void sampler_warm_libunwind_now(void)
+{
+    if (!warm_wanted())
         return;
     sigset_t all, old;
     sigfillset(&all);
     ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
-    pthread_mutex_lock(&warm_lock);
-    if (!atomic_load(&libunwind_ready) && !atomic_load(&libunwind_failed)) {
-        if (unwlib_load() != 0) {
-            atomic_store(&libunwind_failed, 1); /* said in perfscope.log */
-        } else {
-            unw_context_t ctx;
-            unw_cursor_t cursor;
-            ps_in_unwind++;
-            if (ps_unw.getcontext(&ctx) == 0 && ps_unw.init_local(&cursor, &ctx) == 0)
-                while (ps_unw.step(&cursor) > 0)
-                    ;
-            if (ps_cfg.unwind_fast)
-                libunwind_fast = unwlib_warm_fast();
-            ps_in_unwind--;
-            atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
-        }
+    if (warm_lock_bounded()) {
+        warm_locked();
+        pthread_mutex_unlock(&warm_lock);
     }
-    pthread_mutex_unlock(&warm_lock);
     ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* pthread_atfork's prepare handler: a warm-up under way finishes first (its dlopen, libunwind's
- * first use), and none starts until the child is made. Bounded: a fork from inside the loader
- * (a library's constructor) while the writer waits for the loader's lock goes on after 2 s. */
+ * first use), and none starts until the child is made; one that has gone on PS_WARM_WAIT_NS is
+ * not waited for (its dlopen waits for the loader's lock: a target's dlopen under way, which
+ * glibc's fork does not wait for either), and the child then walks frame pointers. */
 void sampler_fork_prepare(void)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += 2;
-    warm_locked_for_fork = pthread_mutex_clocklock(&warm_lock, CLOCK_MONOTONIC, &until) == 0;
+    warm_locked_for_fork = warm_lock_bounded();
 }
 
 void sampler_fork_parent(void)
@@ -476,5 +534,13 @@ void sampler_fork_parent(void)
 void sampler_fork_child(void)
 {
     pthread_mutex_init(&warm_lock, NULL); /* its only thread: held for the fork, or by a thread it has not */
+    unwlib_after_fork_child();
+    if (!warm_locked_for_fork && atomic_load(&warm_began_ns) && !atomic_load(&libunwind_ready) &&
+        !atomic_load(&libunwind_failed)) {
+        atomic_store(&libunwind_failed, 1);
+        ps_log("forked while libunwind was being loaded in the parent: stacks are walked by frame pointers");
+    }
+    atomic_store(&warm_began_ns, 0);
+    atomic_store(&warm_thread_started, 0); /* the parent's loader thread is not here */
     warm_locked_for_fork = 0;
 }

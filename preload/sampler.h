@@ -25,9 +25,13 @@ extern int ps_timer_cookie;                      /* sival_ptr of our timers */
 
 /* Installs the handler (once). 0 or -1 (errno). */
 int sampler_install(void);
-/* Loads and initialises libunwind outside any handler (the writer, once a first sample has
- * come); the handler walks frame pointers until then. */
-void sampler_warm_libunwind(void);
+/* Loads and initialises libunwind outside any handler, on a thread of its own started once
+ * (the writer calls it once a first sample has come); the handler walks frame pointers until
+ * then. */
+void sampler_warm_libunwind_soon(void);
+/* The same at once, on the calling thread (before a seccomp filter, which may forbid the opens
+ * later); a warm-up under way elsewhere is waited for, but not past 50 ms from its start. */
+void sampler_warm_libunwind_now(void);
 /* pthread_atfork's three handlers for the warm-up: no fork in the middle of one. */
 void sampler_fork_prepare(void);
 void sampler_fork_parent(void);

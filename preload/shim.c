@@ -312,7 +312,7 @@ static void before_filter(int every_thread)
 {
     if (ps_cfg.hz > 0 && writer_files_ok()) {
         writer_make_files(); /* made at the first sample otherwise: too late under the filter */
-        sampler_warm_libunwind(); /* its pipe too (the filter may not allow pipe2 later) */
+        sampler_warm_libunwind_now(); /* its files and pipe (the filter may not allow them later) */
         fds_keep(ps_bin_path, O_WRONLY, 0);
         fds_keep(ps_maps_path, O_WRONLY | O_APPEND, 0);
     }

@@ -52,7 +52,7 @@ static __thread int tls_storage_set; /* its initial image copied (libunwind's .t
 
 struct ps_unwlib ps_unw;
 static int loaded;                /* 0 not tried, 1 loaded, -1 failed (for good) */
-static _Atomic int loading;       /* the loader is about to map, or mapping, libunwind */
+static _Atomic uint64_t loading_since; /* the load began then (monotonic ns); 0: none under way */
 static _Atomic int number_calls;  /* a target's dup2, dup3 or close_range under way */
 static size_t tls_module;         /* libunwind's TLS module id; 0: it has none */
 static const void *tls_image;     /* its TLS initial image (PT_TLS) */
@@ -253,21 +253,34 @@ int unwlib_prepare(void)
  * of that number after closed the loader's. A target's call that names a number is announced
  * before the load is looked at, and the load waits for calls announced, both sequentially
  * consistent: either the call sees the load and waits for it, or the load sees the call and
- * waits for it. Both waits are bounded (100 ms): a call made from inside the loader (a
- * library's constructor) while the writer waits for the loader's lock goes on after that. */
-#define UNWLIB_HOLD_TRIES 5000
-#define UNWLIB_HOLD_NS 20000
+ * waits for it. Neither waits past UNWLIB_HOLD_NS from the load's start, in all: a load that
+ * waits for the loader's lock (a target's dlopen under way: a library's constructor, which may
+ * itself make such a call) is not held for, and the race is then left to chance. */
+#define UNWLIB_HOLD_NS 50000000ull /* 50 ms */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pause_briefly(void)
+{
+    struct timespec ts = { 0, 50000 };
+    nanosleep(&ts, NULL);
+}
 
 void unwlib_number_call_begin(void)
 {
     int saved = errno;
-    for (int i = 0;; i++) {
+    for (;;) {
         atomic_fetch_add(&number_calls, 1);
-        if (!atomic_load(&loading) || i >= UNWLIB_HOLD_TRIES)
+        uint64_t since = atomic_load(&loading_since);
+        if (!since || mono_ns() - since >= UNWLIB_HOLD_NS)
             break;
         atomic_fetch_sub(&number_calls, 1);
-        struct timespec ts = { 0, UNWLIB_HOLD_NS };
-        nanosleep(&ts, NULL);
+        pause_briefly();
     }
     errno = saved;
 }
@@ -279,11 +292,16 @@ void unwlib_number_call_end(void)
 
 static void begin_loading(void)
 {
-    atomic_store(&loading, 1);
-    for (int i = 0; i < UNWLIB_HOLD_TRIES && atomic_load(&number_calls) > 0; i++) {
-        struct timespec ts = { 0, UNWLIB_HOLD_NS };
-        nanosleep(&ts, NULL);
-    }
+    uint64_t since = mono_ns();
+    atomic_store(&loading_since, since);
+    while (atomic_load(&number_calls) > 0 && mono_ns() - since < UNWLIB_HOLD_NS)
+        pause_briefly();
+}
+
+void unwlib_after_fork_child(void)
+{
+    atomic_store(&loading_since, 0); /* a load under way in another thread is not the child's */
+    atomic_store(&number_calls, 0);
 }
 
 int unwlib_load(void)
@@ -293,7 +311,7 @@ int unwlib_load(void)
     loaded = -1;
     begin_loading();
     void *h = dlopen(PS_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    atomic_store(&loading, 0);
+    atomic_store(&loading_since, 0);
     if (!h) {
         const char *why = dlerror();
         ps_log("cannot load %s (%s): stacks are walked by frame pointers", PS_LIBUNWIND_SONAME,

@@ -37,9 +37,13 @@ int unwlib_prepare(void);
 int unwlib_load(void);
 /* Around a target's call that names a descriptor number (dup2, dup3, close_range: fds.c): it
  * waits while the loader maps libunwind, whose descriptors are numbers the target did not open,
- * and the load waits for such calls under way. errno is left alone. */
+ * and the load waits for such calls under way; neither past 50 ms from the load's start, in
+ * all. errno is left alone. */
 void unwlib_number_call_begin(void);
 void unwlib_number_call_end(void);
+/* In a fork child (its only thread): a load another thread of the parent had under way is not
+ * the child's to wait for. */
+void unwlib_after_fork_child(void);
 /* Once, on the writer, outside any handler, before the handler may use unw_backtrace: makes
  * the fast tracer's key and this thread's cache. 1 when the handler may use the fast tracer: it
  * then neither allocates nor reads the dtv there; 0 when not (said once in perfscope.log: the

@@ -749,7 +749,7 @@ static void pass_locked(void)
         unsampled_pass(); /* before the drain hands back the threads that exited */
         writer_flush(0);
         if (records_written)
-            sampler_warm_libunwind(); /* once, here: a process that takes no sample never pays it */
+            sampler_warm_libunwind_soon(); /* once: a process that takes no sample never pays it */
         static int told_given_up;
         if (!told_given_up && dlbusy_given_up()) {
             told_given_up = 1;
@@ -900,7 +900,7 @@ void writer_stop(void)
     signal_writer(&stop_requested);
     /* The run may end on the writer itself (the target's last thread gone, lifetime.c). */
     if (!pthread_equal(writer_thread, pthread_self()))
-        pthread_join(writer_thread, NULL);
+        ps_join_shim_thread(writer_thread, "writer");
     writer_running = 0;
 }
 
