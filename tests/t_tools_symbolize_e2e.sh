@@ -149,11 +149,21 @@ check(not bad, "libs: the stripped library's hidden code named by the nearest sy
 syms = samples.symbols(target("sym_stripped.so"))
 segs = [(o, v, n) for o, v, n, _, _ in samples.load_segments(target("sym_stripped.so"))]
 lo, size = syms["secret_spin"]
+# secret_spin reads the thread's clock through the library's PLT: a sample that interrupts the
+# stub is rightly named by its offset there (seen once in make test-asan: !0x1030, in .plt).
+plt = []
+for l in subprocess.run(["readelf", "-SW", target("sym_stripped.so")], capture_output=True, text=True).stdout.splitlines():
+    f = l.replace("[ ", "[").split()
+    if len(f) > 5 and f[1].startswith(".plt"):
+        plt.append((int(f[3], 16), int(f[3], 16) + int(f[5], 16)))
 for r in self_rows("libs"):
     if not matchers["stripped"](r["name"]):
         continue
     off = int(r["name"].split("!0x")[1], 16)
     vaddr = next((off - o + v for o, v, n in segs if o <= off < o + n), None)
+    if vaddr is not None and any(a <= vaddr < b for a, b in plt):
+        info("libs: %s lies in the library's PLT (a clock read's stub), share %.4f" % (r["name"], r["share"]))
+        continue
     check(vaddr is not None and lo <= vaddr < lo + size,
           "libs: %s is not inside secret_spin [%#x, %#x)" % (r["name"], lo, lo + size))
 
