@@ -140,13 +140,18 @@ def one_pair(cfg, args, argv, rep):
     return pair
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def run_args(ap):
+    """The arguments every part of make bench that runs bench/target.c under the shim takes."""
     ap.add_argument("--target", required=True)
     ap.add_argument("--shim", required=True)
-    ap.add_argument("--libprofiler", default="")
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", required=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    run_args(ap)
+    ap.add_argument("--libprofiler", default="")
     ap.add_argument("--n", type=int, default=5)
     ap.add_argument("--budget", type=float, default=500)
     ap.add_argument("--iters", default="")

@@ -144,10 +144,7 @@ def section(args, cfgs, got, machine):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--target", required=True)
-    ap.add_argument("--shim", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--results", required=True)
+    analyze.run_args(ap)
     ap.add_argument("--budget", type=float, default=240)
     ap.add_argument("--max-n", type=int, default=80)
     ap.add_argument("--iters", default="")

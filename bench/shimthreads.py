@@ -14,7 +14,6 @@ wall is the run's, from outside. Figures, never verdicts that fail the bench: ex
 bench itself could not run.
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -24,6 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analyze  # noqa: E402
 import pool  # noqa: E402
+import readers  # noqa: E402
 import report  # noqa: E402
 
 TARGET_PCT = 0.2  # the issue's bound for the threads at 199 Hz with 2 busy threads, % of a core
@@ -35,13 +35,10 @@ def one_run(args, iters, tag):
     work = os.path.join(args.work, "threads-" + tag)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    env = analyze.clean_env()
-    env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work})
+    env = analyze.with_env({"kind": "ps", "hz": 199}, args, work)
     r = analyze.run_once([os.path.abspath(args.target), str(iters)], env, os.path.join(args.work, "threads.log"))
     try:
-        with open(os.path.join(work, "meta.json")) as f:
-            lines = [l for l in f.read().splitlines() if l.strip()]
-        s = json.loads(lines[-1]).get("sampling", {}) if lines else {}
+        s = readers.perfscope_samples(work)
     except (OSError, ValueError):
         s = {}
     shutil.rmtree(work, ignore_errors=True)
@@ -96,10 +93,7 @@ def section(rounds, iters, machine):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--target", required=True)
-    ap.add_argument("--shim", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--results", required=True)
+    analyze.run_args(ap)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--iters", type=int, default=DEFAULT_ITERS)
     args = ap.parse_args()

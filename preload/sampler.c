@@ -411,7 +411,7 @@ int sampler_install(void)
     /* libunwind is loaded here only where the program has it mapped already: its loading (0.2
      * ms) and its first use (its lock, its memory-validation pipe, the fast tracer's 256 KiB
      * cache written whole, the start-up stack walked: 0.5 ms) would cost every process's start,
-     * sampled or not. The writer does both once a sample has come. */
+     * sampled or not. A thread the writer starts does both once a sample has come. */
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigprof;

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "objspan.h"
 #include "sampler.h"
+#include "shim.h"
 
 #ifndef PS_LIBUNWIND_SONAME
 #error "PS_LIBUNWIND_SONAME: the soname of the libunwind the shim is built against (Makefile)"
@@ -258,13 +259,6 @@ int unwlib_prepare(void)
  * itself make such a call) is not held for, and the race is then left to chance. */
 #define UNWLIB_HOLD_NS 50000000ull /* 50 ms */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void pause_briefly(void)
 {
     struct timespec ts = { 0, 50000 };
@@ -277,7 +271,7 @@ void unwlib_number_call_begin(void)
     for (;;) {
         atomic_fetch_add(&number_calls, 1);
         uint64_t since = atomic_load(&loading_since);
-        if (!since || mono_ns() - since >= UNWLIB_HOLD_NS)
+        if (!since || ps_now_ns() - since >= UNWLIB_HOLD_NS)
             break;
         atomic_fetch_sub(&number_calls, 1);
         pause_briefly();
@@ -292,9 +286,9 @@ void unwlib_number_call_end(void)
 
 static void begin_loading(void)
 {
-    uint64_t since = mono_ns();
+    uint64_t since = ps_now_ns();
     atomic_store(&loading_since, since);
-    while (atomic_load(&number_calls) > 0 && mono_ns() - since < UNWLIB_HOLD_NS)
+    while (atomic_load(&number_calls) > 0 && ps_now_ns() - since < UNWLIB_HOLD_NS)
         pause_briefly();
 }
 
