@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "fdheld.h"
 #include "fds.h"
 #include "markers.h"
 #include "meta.h"
@@ -125,40 +127,104 @@ const char *procs_path_of_run(void)
     return procs_path;
 }
 
-/* The run's processes as procs.jsonl lists them (started, not exited), parsed again only when
- * the file changed: the leader asks at every counter read. */
+/* The run's processes as procs.jsonl lists them (started, not exited). The leader asks at every
+ * counter read, ten times a second, and a build or a shell loop appends four lines a process: the
+ * file is read on from where the last call stopped (whole lines only), never again from the
+ * start, through a kept descriptor whose fstat both checks it is still the file and says whether
+ * it grew. Read again from the start only when it was truncated or replaced (a link count of 0:
+ * removed or renamed over). */
 static pid_t listed[256];
 static int nlisted;
-static struct stat listed_st;
+static struct fds_held listed_held = FDS_HELD_NONE;
+static off_t listed_off; /* the bytes of whole lines read */
 
-static void parse_procs(const char *path)
+static void listed_reset(void)
 {
     nlisted = 0;
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        cJSON *o = cJSON_Parse(line);
-        if (!o)
-            continue;
-        struct proc_line pl;
-        if (procline_read(o, &pl) == 0) {
-            pid_t p = (pid_t)pl.pid;
-            int at = -1;
-            for (int i = 0; i < nlisted; i++)
-                if (listed[i] == p)
-                    at = i;
-            if (pl.event == PROC_EXIT) {
-                if (at >= 0)
-                    listed[at] = listed[--nlisted];
-            } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {
-                listed[nlisted++] = p;
-            }
+    listed_off = 0;
+}
+
+static void listed_take(const char *line)
+{
+    cJSON *o = cJSON_Parse(line);
+    struct proc_line pl;
+    if (o && procline_read(o, &pl) == 0) {
+        pid_t p = (pid_t)pl.pid;
+        int at = -1;
+        for (int i = 0; i < nlisted; i++)
+            if (listed[i] == p)
+                at = i;
+        if (pl.event == PROC_EXIT) {
+            if (at >= 0)
+                listed[at] = listed[--nlisted];
+        } else if (at < 0 && nlisted < (int)(sizeof listed / sizeof listed[0])) {
+            listed[nlisted++] = p;
         }
-        cJSON_Delete(o);
     }
-    fclose(f);
+    cJSON_Delete(o);
+}
+
+/* The whole lines of fd (size bytes now) past listed_off. A line longer than the buffer (never
+ * one of ours: a start line is at most PATH_MAX and a kilobyte) is skipped whole. */
+static void listed_read_on(int fd, off_t size)
+{
+    static char buf[16384];
+    int skipping = 0;
+    while (listed_off < size) {
+        ssize_t n = pread(fd, buf, sizeof buf - 1, listed_off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        buf[n] = 0;
+        char *line = buf, *nl;
+        while ((nl = memchr(line, '\n', (size_t)(buf + n - line))) != NULL) {
+            *nl = 0;
+            if (!skipping)
+                listed_take(line);
+            skipping = 0;
+            line = nl + 1;
+        }
+        if (line == buf && n == (ssize_t)sizeof buf - 1) {
+            skipping = 1; /* no end in a full buffer: past it, up to the next newline */
+            listed_off += n;
+            continue;
+        }
+        listed_off += line - buf;
+        if (line < buf + n)
+            return; /* a line still being written: read at the next call */
+    }
+}
+
+/* procs.jsonl's descriptor, kept when it can be (fdheld.h), with its fstat in *st; -1. *kept:
+ * whether it stays open after the call. */
+static int listed_fd(struct stat *st, int *kept)
+{
+    int fd = atomic_load(&listed_held.fd);
+    *kept = 1;
+    if (fd >= 0 && fstat(fd, st) == 0 && (unsigned long long)st->st_dev == listed_held.dev &&
+        (unsigned long long)st->st_ino == listed_held.ino && st->st_nlink > 0)
+        return fd;
+    if (fd >= 0) {
+        fds_held_close(&listed_held); /* replaced or removed (or not ours any more) */
+        listed_reset();
+    }
+    *kept = 0;
+    struct stat before;
+    if (stat(procs_path, &before) != 0)
+        return -1;
+    fd = fds_run_open(procs_path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int held = fds_hold(&listed_held, fd, &before);
+    if (held < 0 || fstat(fd, st) != 0) {
+        if (held > 0)
+            fds_held_forget(&listed_held);
+        ps_real_close(fd); /* not the file the path named */
+        return -1;
+    }
+    *kept = held;
+    return fd;
 }
 
 int procs_run_sampling(struct procs_sampling *out)
@@ -207,17 +273,26 @@ int procs_run_sampling(struct procs_sampling *out)
 
 int ps_run_pids(pid_t *pids, int max)
 {
-    char path[PATH_MAX];
-    ps_path(path, sizeof path, RUN_PROCS);
-    struct stat st;
-    if (!fds_may_open() || stat(path, &st) != 0)
+    if (!fds_may_open())
         return 0; /* under a seccomp filter: not known */
     pthread_mutex_lock(&listed_lock);
-    if (st.st_size != listed_st.st_size || st.st_ino != listed_st.st_ino ||
-        st.st_mtim.tv_sec != listed_st.st_mtim.tv_sec || st.st_mtim.tv_nsec != listed_st.st_mtim.tv_nsec) {
-        parse_procs(path);
-        listed_st = st;
+    struct stat st;
+    int kept;
+    int fd = listed_fd(&st, &kept);
+    if (fd < 0) {
+        pthread_mutex_unlock(&listed_lock);
+        return 0;
     }
+    if (!kept && ((unsigned long long)st.st_dev != listed_held.dev || (unsigned long long)st.st_ino != listed_held.ino)) {
+        listed_reset(); /* read by path each time (no room to keep it high): another file now */
+        listed_held.dev = (unsigned long long)st.st_dev;
+        listed_held.ino = (unsigned long long)st.st_ino;
+    }
+    if (st.st_size < listed_off)
+        listed_reset(); /* truncated */
+    listed_read_on(fd, st.st_size);
+    if (!kept)
+        fds_run_close(fd);
     int alive = 0;
     pid_t self = ps_pid; /* alive, no need to ask (the leader asks every counter period) */
     for (int i = 0; i < nlisted && alive < max; i++)
@@ -236,4 +311,6 @@ void procs_start(void)
 void procs_after_fork(void)
 {
     pthread_mutex_init(&listed_lock, NULL);
+    fds_held_close(&listed_held); /* the parent's copy: a child that leads one day reads anew */
+    listed_reset();
 }
