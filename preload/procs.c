@@ -1,5 +1,5 @@
 /* procs.c: procs.jsonl (procs.h): this process's start, exec and exit lines, and the run's
- * live pids as the file lists them, parsed again only when it changed. Lines are appended by
+ * live pids as the file lists them, read on from where the last read stopped. Lines are appended by
  * path, one write each; the fatal path's exit line is built without allocation or stdio. */
 #include "procs.h"
 #include "procline.h"
