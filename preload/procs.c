@@ -210,10 +210,12 @@ static int listed_fd(struct stat *st, int *kept)
         listed_reset();
     }
     *kept = 0;
+    char path[PATH_MAX]; /* not procs_path: the run's id is decided before procs_start */
+    ps_path(path, sizeof path, RUN_PROCS);
     struct stat before;
-    if (stat(procs_path, &before) != 0)
+    if (stat(path, &before) != 0)
         return -1;
-    fd = fds_run_open(procs_path, O_RDONLY | O_CLOEXEC, 0);
+    fd = fds_run_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     int held = fds_hold(&listed_held, fd, &before);
