@@ -253,14 +253,55 @@ int clock_move_fd_high_any(int fd)
     return move_high(fd, 0);
 }
 
-static int perf_open(pid_t tid)
+/* The sampling period, and the first one of a thread's clock: uniform in (0, period], not a
+ * whole period. A clock that first fires after a whole period of the thread's CPU time never
+ * samples a thread (or a process) that uses less than that, and leaves every thread's first
+ * period unseen: a pool of short tasks, a thread per request, the short processes of a build
+ * would be missing from the profile, or under-weighted, whatever their share of the CPU. From a
+ * uniformly random first expiry every thread's expected samples are its CPU time over the
+ * period, however short its life (Go's runtime starts its per-thread timers the same way). */
+static uint64_t period_ns(void)
+{
+    return 1000000000ull / (unsigned)ps_cfg.hz;
+}
+
+/* Never less than this, though: perf events whose first period was a few microseconds (the
+ * kernel's own floor is 10 us) stalled threads for seconds at a time in a loop creating threads
+ * of 20 us each (PERFSCOPE_CLOCK=perf, 199 Hz: single rounds of 1-13 s against 10 ms, in 7 of
+ * 12 runs of 8,000 rounds), where 100 us never did (0 of 15). A thread that uses less CPU than this is still never sampled: a bias of at
+ * most 100 us a thread, against a whole period (5 ms at 199 Hz) before. */
+#define FIRST_FLOOR_NS 100000ull
+
+static uint64_t first_period_ns(pid_t tid)
+{
+    /* splitmix64 of the time and the thread: no state, no system call, never from a handler */
+    uint64_t x = ps_now_ns() ^ ((uint64_t)(uint32_t)tid << 32) ^ (uint64_t)(uintptr_t)&tid;
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    uint64_t period = period_ns(), least = period < FIRST_FLOOR_NS ? period : FIRST_FLOOR_NS;
+    return least + x % (period - least + 1);
+}
+
+void clock_first_overflow(struct ps_thread *t)
+{
+    int saved = errno;
+    uint64_t period = period_ns();
+    t->perf_first = 0;
+    if (t->perf_fd >= 0)
+        ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &period);
+    errno = saved;
+}
+
+static int perf_open(pid_t tid, uint64_t first)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = 1000000000ull / (unsigned)ps_cfg.hz;
+    a.sample_period = first; /* then the whole period, from the first overflow on */
     a.sample_type = 0;
     a.wakeup_events = 1;
     a.disabled = 1;
@@ -291,7 +332,8 @@ static int arm_perf(struct ps_thread *t)
         errno = EMFILE;
         return -1;
     }
-    int fd = perf_open(t->tid);
+    uint64_t first = first_period_ns(t->tid);
+    int fd = perf_open(t->tid, first);
     if (fd < 0)
         return -1;
     fd = clock_move_fd_high(fd);
@@ -316,11 +358,16 @@ static int arm_perf(struct ps_thread *t)
     }
     fds_mark(fd, 1);
     void *rb = NULL;
+    /* Set before the event runs: a first period shorter than the handler's own time (the
+     * kernel's floor is 10 us) would otherwise interrupt this thread again and again before it
+     * got past the enable to say so, and the handler could never set the whole period. */
+    t->perf_fd = fd;
+    t->perf_rb = NULL;
+    t->perf_first = first != period_ns();
+    atomic_signal_fence(memory_order_seq_cst);
     if (ps_perf_delivery == PS_PERF_SIGTRAP) {
         if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
             goto fail;
-        t->perf_fd = fd;
-        t->perf_rb = NULL;
         atomic_fetch_add(&perf_fds_open, 1);
         return 0;
     }
@@ -334,17 +381,19 @@ static int arm_perf(struct ps_thread *t)
     struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
     /* Refresh mode: the event stops after each overflow until the handler re-arms it. */
     unsigned long start = ps_perf_delivery == PS_PERF_REFRESH ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_ENABLE;
+    t->perf_rb = rb;
     if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
         fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, start, 1) < 0) {
         if (rb)
             munmap(rb, 2 * page_size);
         goto fail;
     }
-    t->perf_fd = fd;
-    t->perf_rb = rb;
     atomic_fetch_add(&perf_fds_open, 1);
     return 0;
 fail:
+    t->perf_fd = -1;
+    t->perf_rb = NULL;
+    t->perf_first = 0;
     fds_mark(fd, 0);
     ps_real_close(fd);
     return -1;
@@ -367,9 +416,9 @@ static int arm_timer(struct ps_thread *t, int self)
     clockid_t cid = self ? CLOCK_THREAD_CPUTIME_ID : clock_of_thread(t->tid);
     if (timer_create(cid, &sev, &t->timer) != 0)
         return -1;
-    long period = 1000000000L / ps_cfg.hz;
+    long period = (long)period_ns(), first = (long)first_period_ns(t->tid);
     struct itimerspec its = { { period / 1000000000L, period % 1000000000L },
-                              { period / 1000000000L, period % 1000000000L } };
+                              { first / 1000000000L, first % 1000000000L } };
     if (timer_settime(t->timer, 0, &its, NULL) != 0) {
         timer_delete(t->timer);
         return -1;
@@ -406,6 +455,7 @@ static void close_perf(struct ps_thread *t)
     ps_real_close(t->perf_fd);
     t->perf_fd = -1;
     t->perf_rb = NULL;
+    t->perf_first = 0;
 }
 
 void clock_disarm(struct ps_thread *t)
@@ -479,7 +529,7 @@ void clock_setup(void)
                  ps_cfg.clock == PS_CLOCK_TIMER ? "asked for" : "rate within the kernel tick rate");
         return;
     }
-    int fd = perf_open(0);
+    int fd = perf_open(0, period_ns()); /* a probe: opened disabled, closed at once */
     if (fd < 0) {
         ps_clock_in_use = PS_CLOCK_TIMER;
         snprintf(ps_clock_reason, sizeof ps_clock_reason, "perf_event_open refused: %s", strerror(errno));

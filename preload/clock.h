@@ -22,6 +22,9 @@ void clock_setup(void);
 /* Starts sampling thread t (self: t is the calling thread). 0, or -1 when it cannot. */
 int clock_arm(struct ps_thread *t, int self);
 void clock_disarm(struct ps_thread *t);
+/* From the signal handler, at the first overflow of t's perf event (t->perf_first): the
+ * event's period from now on is the whole one. Async-signal-safe (one ioctl), errno kept. */
+void clock_first_overflow(struct ps_thread *t);
 /* In a fork child: forget (and close our copies of) the parent's clocks. */
 void clock_forget_inherited(struct ps_thread *t);
 /* Moves t's perf descriptor to a new number; returns the old one (now free to close) or -1. */

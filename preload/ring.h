@@ -61,6 +61,9 @@ struct ps_thread {
     struct ps_ring *ring;
     int perf_fd;            /* -1 when the tick timer (or nothing) samples this thread */
     void *perf_rb;          /* its overwrite ring buffer mapping */
+    /* Its perf event still runs its first, random period (clock.c): the handler sets the
+     * whole period at the first overflow (clock_first_overflow). */
+    int perf_first;
     int has_timer;
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* for frame-pointer walks; 0,0 when unknown */

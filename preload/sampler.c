@@ -258,6 +258,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     if (si->si_code == SI_TIMER && si->si_overrun > 0)
         weight += (uint32_t)si->si_overrun;
     struct ps_thread *t = thread_self();
+    if (t && t->perf_first && si->si_code != SI_TIMER)
+        clock_first_overflow(t); /* the whole period from now on, whatever becomes of this one */
     if (!t || !t->ring) {
         atomic_fetch_add_explicit(&ps_samples_orphan, weight, memory_order_relaxed);
         errno = saved_errno;
