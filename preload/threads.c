@@ -28,6 +28,7 @@
 #include "shim.h"
 #include "sigmask.h"
 #include "unsampled.h"
+#include "writer.h"
 
 static pthread_key_t thread_key;
 
@@ -102,12 +103,27 @@ static void stack_bounds(struct ps_thread *t)
     pthread_attr_destroy(&attr);
 }
 
+/* The registry's slot of a thread that ended comes back at the writer's next pass (its samples
+ * drained first, its end seen by the unsampled check): a program that starts threads faster
+ * than that, thousands in a pass's 250 ms, filled it, and later threads went unsampled until
+ * the pass ("more than 4096 threads" with four alive at a time). Past three quarters full, a
+ * pass is asked for at once, at most every 10 ms. */
+static void registry_pressure(void)
+{
+    static _Atomic uint64_t asked_ns;
+    uint64_t now = ps_now_ns(), last = atomic_load(&asked_ns);
+    if (now - last >= 10000000ull && atomic_compare_exchange_strong(&asked_ns, &last, now))
+        writer_wake();
+}
+
 void threads_started(void)
 {
     if (!ps_active || ps_cfg.hz <= 0 || !sampler_installed() || getpid() != ps_pid)
         return;
     ps_guard_enter();
     struct ps_thread *t = thread_claim(ps_gettid());
+    if (!t || t - ps_threads >= PS_MAX_THREADS * 3 / 4)
+        registry_pressure();
     if (t) {
         t->ring = ring_new(PS_RING_SLOTS, (uint32_t)ps_cfg.max_frames + PS_HANDLER_FRAMES);
         stack_bounds(t);
