@@ -25,28 +25,38 @@ pid_t ps_gettid(void)
     return self_tid;
 }
 
-/* A fork child's copy of the forking thread's ring, emptied and handed to the child's first
- * new ring (its own thread's, at once): no munmap and mmap of 170 KiB per fork child. */
-static struct ps_ring *_Atomic spare;
+/* Rings of threads that ended, kept for the next threads: a program that starts and ends
+ * threads by the thousand (a thread per task) paid an mmap and an munmap of 170 KiB for each,
+ * and the munmap's TLB shootdown across the CPUs was a fifth of such a run's CPU time (64,000
+ * threads four at a time: r_threadchurn). Each cell holds one ring or NULL, taken and filled by
+ * an exchange or a compare-exchange: no list, no lock. A fork child keeps its parent's (its
+ * own copies). */
+#define RING_CACHE 16
+static struct ps_ring *_Atomic cache[RING_CACHE];
 
 void ring_keep_spare(struct ps_ring *r)
 {
-    ring_free(atomic_exchange(&spare, r));
+    ring_free(r);
 }
 
 struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames)
 {
     uint32_t rec = (uint32_t)(sizeof(struct ps_slot_rec) + 8u * max_frames);
     size_t size = offsetof(struct ps_ring, data) + (size_t)slots * rec;
-    struct ps_ring *s = atomic_load(&spare) ? atomic_exchange(&spare, NULL) : NULL;
-    if (s && s->slots == slots && s->rec_size == rec) {
+    for (int i = 0; i < RING_CACHE; i++) {
+        struct ps_ring *s = atomic_load_explicit(&cache[i], memory_order_relaxed) ? atomic_exchange(&cache[i], NULL) : NULL;
+        if (!s)
+            continue;
+        if (s->slots != slots || s->rec_size != rec) {
+            munmap(s, offsetof(struct ps_ring, data) + (size_t)s->slots * s->rec_size);
+            continue;
+        }
         atomic_store(&s->head, 0);
         s->tail_seen = 0;
         atomic_store(&s->dropped, 0);
         atomic_store(&s->tail, 0);
         return s;
     }
-    ring_free(s);
     /* mmap, not malloc: rings are made in pthread_create's wrapper and at fork, where the
      * target's allocator must not be disturbed. */
     struct ps_ring *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -57,9 +67,19 @@ struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames)
     return r;
 }
 
+int ring_cache_put(struct ps_ring *r)
+{
+    for (int i = 0; i < RING_CACHE; i++) {
+        struct ps_ring *none = NULL;
+        if (!atomic_load_explicit(&cache[i], memory_order_relaxed) && atomic_compare_exchange_strong(&cache[i], &none, r))
+            return 1;
+    }
+    return 0;
+}
+
 void ring_free(struct ps_ring *r)
 {
-    if (r)
+    if (r && !ring_cache_put(r))
         munmap(r, offsetof(struct ps_ring, data) + (size_t)r->slots * r->rec_size);
 }
 
@@ -102,7 +122,10 @@ struct ps_thread *thread_claim(pid_t tid)
 {
     for (int i = 0; i < PS_MAX_THREADS; i++) {
         int expected = PS_T_FREE;
-        if (atomic_compare_exchange_strong(&ps_threads[i].state, &expected, PS_T_CLAIMED)) {
+        /* A plain look first: thousands of slots may be taken (threads that ended, awaiting
+         * the writer), and a failed compare-exchange is a locked instruction each. */
+        if (atomic_load_explicit(&ps_threads[i].state, memory_order_relaxed) == PS_T_FREE &&
+            atomic_compare_exchange_strong(&ps_threads[i].state, &expected, PS_T_CLAIMED)) {
             struct ps_thread *t = &ps_threads[i];
             t->ring = NULL;
             t->perf_fd = -1;

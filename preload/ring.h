@@ -90,6 +90,8 @@ struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames);
 /* In a fork child: the forking thread's ring, kept for the child's first ring_new (emptied). */
 void ring_keep_spare(struct ps_ring *r);
 void ring_free(struct ps_ring *r);
+/* Keeps r for a later ring_new without unmapping it: 1, or 0 when the cache is full (r untouched). */
+int ring_cache_put(struct ps_ring *r);
 /* Producer side (handler): a slot to fill, or NULL when full; then ring_commit. */
 struct ps_slot_rec *ring_reserve(struct ps_ring *r);
 void ring_commit(struct ps_ring *r);

@@ -43,6 +43,9 @@ static void thread_key_destructor(void *v)
     clock_disarm(t);
     thread_set_self(NULL);
     atomic_store(&t->state, PS_T_EXITED);
+    /* A short thread's ring is mostly empty at its end: reused by the next thread at once, not
+     * kept until the writer's next pass while thousands of threads start (r_threadchurn). */
+    writer_ring_handback(t);
     lifetime_thread_ending();
 }
 

@@ -472,16 +472,17 @@ void writer_forget_fd(int fd)
         writer_unlock();
 }
 
-/* Registry slot i when its ring is the writer's to drain (a live thread, or one that exited and
- * whose ring is still to hand back), with its state in *st; else NULL. */
+/* Registry slot i when the writer has work on it (a live thread's ring to drain, or a thread
+ * that exited: its ring, if it still has one, to drain, and its slot to hand back), with its
+ * state in *st; else NULL. */
 static struct ps_thread *drainable(int i, int *st)
 {
     struct ps_thread *t = &ps_threads[i];
     *st = atomic_load(&t->state);
-    return (*st == PS_T_LIVE || *st == PS_T_EXITED) && t->ring ? t : NULL;
+    return (*st == PS_T_LIVE && t->ring) || *st == PS_T_EXITED ? t : NULL;
 }
 
-/* Whether a drain has anything to do: records in a ring, or a thread's ring to hand back. */
+/* Whether a drain has anything to do: records in a ring, or a thread's slot to hand back. */
 static int drain_needed(void)
 {
     uint64_t dropped = dropped_retired + atomic_load(&ps_samples_orphan);
@@ -491,11 +492,33 @@ static int drain_needed(void)
         struct ps_thread *t = drainable(i, &st);
         if (!t)
             continue;
-        if ((st == PS_T_EXITED && unsampled_thread_retired(t)) || ring_peek(t->ring) != NULL)
+        /* Read once: outside the io lock, an ending thread may hand its ring back meanwhile. */
+        struct ps_ring *r = *(struct ps_ring *volatile *)&t->ring;
+        if ((st == PS_T_EXITED && unsampled_thread_retired(t)) || (r && ring_peek(r) != NULL))
             return 1;
-        dropped += atomic_load(&t->ring->dropped);
+        if (r)
+            dropped += atomic_load(&r->dropped);
     }
     return dropped != dropped_in_header;
+}
+
+void writer_ring_handback(struct ps_thread *t)
+{
+    if (!writer_lock_for(0))
+        return; /* a drain under way: the pass hands it back */
+    /* Only into the cache, never unmapped: drain_needed, outside the io lock, may still hold
+     * the pointer and read the ring's counters (then a stale but mapped ring: at worst a pass
+     * drains for nothing or a drain waits for the next). */
+    struct ps_ring *r = t->ring;
+    if (r && ring_peek(r) == NULL) {
+        uint64_t dropped = atomic_load(&r->dropped);
+        t->ring = NULL;
+        if (ring_cache_put(r))
+            dropped_retired += dropped;
+        else
+            t->ring = r; /* the cache is full: the pass unmaps it */
+    }
+    writer_unlock();
 }
 
 static void drain_locked(int allow_io)
@@ -520,6 +543,15 @@ static void drain_locked(int allow_io)
         struct ps_thread *t = drainable(i, &st);
         if (!t)
             continue;
+        if (!t->ring) {
+            /* Its ring went back at its end, empty (writer_ring_handback): the slot only. */
+            if (st == PS_T_EXITED && unsampled_thread_retired(t)) {
+                if (allow_io)
+                    fdcache_forget_thread(t->tid);
+                atomic_store(&t->state, PS_T_FREE);
+            }
+            continue;
+        }
         refresh_comm(t, now, allow_io);
         struct ps_slot_rec *r;
         while ((r = ring_peek(t->ring)) != NULL) {
