@@ -71,11 +71,12 @@ measure() {
   [ "${5:-}" = keep ] || rm -rf "$d"
 }
 
-# "wall CPU" seconds (CPU: user + system) of one command, from GNU time.
+# "wall CPU" seconds (CPU: user + system) of one command, to the microsecond (bench/timeit.py:
+# GNU time's hundredths were a quarter of the symbolizer's time on the compared files).
 time_of() {
-  /usr/bin/time -f "%e %U %S" -o "$work/cpu.txt" "$@" >/dev/null 2>"$work/err.txt" ||
+  python3 bench/timeit.py "$@" >"$work/cpu.txt" 2>"$work/err.txt" ||
     { echo "bench: $* failed: $(tail -n 3 "$work/err.txt")"; exit 1; }
-  awk '{printf "%.3f %.3f", $1, $2 + $3}' "$work/cpu.txt"
+  awk '{printf "%.4f %.4f", $1, $2}' "$work/cpu.txt"
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
@@ -183,7 +184,8 @@ section=$work/section.md
   fi
   echo "- Against the reference harness's Python reader (tests/samples.py reference_read_samples,"
   echo "  which only reads and unpacks the records; target: the symbolizer 20x faster), on the same"
-  echo "  files, medians of $PAIRS alternated pairs, wall / CPU:"
+  echo "  files, medians of $PAIRS alternated pairs, wall / CPU (each timed to the microsecond by"
+  echo "  bench/timeit.py: wall around the child alone, CPU from wait4):"
   echo
   echo "| file | reference reader | perfscope-symbolize (read, resolve, five outputs) | ratio wall / CPU | load |"
   echo "|---|---|---|---|---|"
