@@ -23,6 +23,7 @@
 #include "fdcache.h"
 #include "interpose.h"
 #include "leader.h"
+#include "procs.h"
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
@@ -350,6 +351,7 @@ static void make_room(int fd, int oldfd)
     writer_forget_fd(fd);
     fdcache_forget_fd(fd);
     counterlog_forget_fd(fd);
+    procs_forget_fd(fd);
 }
 
 static int (*real_dup2)(int, int);

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "fdheld.h"
 #include "fds.h"
+#include "leader.h"
 #include "markers.h"
 #include "meta.h"
 #include "safefmt.h"
@@ -136,12 +137,14 @@ const char *procs_path_of_run(void)
 static pid_t listed[256];
 static int nlisted;
 static struct fds_held listed_held = FDS_HELD_NONE;
-static off_t listed_off; /* the bytes of whole lines read */
+static off_t listed_off;     /* the bytes of whole lines read */
+static int listed_skipping;  /* inside a line longer than the buffer: up to its newline */
 
 static void listed_reset(void)
 {
     nlisted = 0;
     listed_off = 0;
+    listed_skipping = 0;
 }
 
 static void listed_take(const char *line)
@@ -164,15 +167,22 @@ static void listed_take(const char *line)
     cJSON_Delete(o);
 }
 
-/* The whole lines of fd (size bytes now) past listed_off. A line longer than the buffer (never
- * one of ours: a start line is at most PATH_MAX and a kilobyte) is skipped whole. */
-static void listed_read_on(int fd, off_t size)
+/* The whole lines of fd (size bytes when looked at) past listed_off, in buffers of 16 KiB: a
+ * line cut by a buffer's end is read again whole by the next; only a line still being written
+ * at the end of the file waits for the next call. A line longer than the buffer (never one of
+ * ours: a start line is at most PATH_MAX and a kilobyte) is skipped whole. held: fd is the kept
+ * descriptor, each read bracketed (a target's dup2 onto it waits, fdheld.h). */
+static void listed_read_on(int fd, off_t size, int held)
 {
     static char buf[16384];
-    int skipping = 0;
     while (listed_off < size) {
+        if (held && !fds_held_begin(&listed_held, fd))
+            return; /* forgotten for a target's dup2 meanwhile: the next call opens it again */
         ssize_t n = pread(fd, buf, sizeof buf - 1, listed_off);
-        if (n < 0 && errno == EINTR)
+        int err = errno;
+        if (held)
+            fds_held_end(&listed_held);
+        if (n < 0 && err == EINTR)
             continue;
         if (n <= 0)
             return;
@@ -180,24 +190,27 @@ static void listed_read_on(int fd, off_t size)
         char *line = buf, *nl;
         while ((nl = memchr(line, '\n', (size_t)(buf + n - line))) != NULL) {
             *nl = 0;
-            if (!skipping)
+            if (!listed_skipping)
                 listed_take(line);
-            skipping = 0;
+            listed_skipping = 0;
             line = nl + 1;
         }
-        if (line == buf && n == (ssize_t)sizeof buf - 1) {
-            skipping = 1; /* no end in a full buffer: past it, up to the next newline */
+        if (line == buf) {
+            if (n < (ssize_t)sizeof buf - 1)
+                return; /* the end of the file inside a line: still being written */
+            listed_skipping = 1; /* no end in a full buffer: past it, up to the next newline */
             listed_off += n;
             continue;
         }
         listed_off += line - buf;
-        if (line < buf + n)
-            return; /* a line still being written: read at the next call */
+        if (line < buf + n && listed_off + (buf + n - line) >= size)
+            return; /* a line still being written at the end of the file */
     }
 }
 
-/* procs.jsonl's descriptor, kept when it can be (fdheld.h), with its fstat in *st; -1. *kept:
- * whether it stays open after the call. */
+/* procs.jsonl's descriptor with its fstat in *st; -1. *kept: whether it is the kept one (the
+ * leader's, which asks ten times a second) or opened for this call only (another process's one
+ * question: its run's id at start), to be closed after. */
 static int listed_fd(struct stat *st, int *kept)
 {
     int fd = atomic_load(&listed_held.fd);
@@ -218,14 +231,18 @@ static int listed_fd(struct stat *st, int *kept)
     fd = fds_run_open(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
-    int held = fds_hold(&listed_held, fd, &before);
+    struct fds_held probe = FDS_HELD_NONE;
+    int held = leader_is_us() ? fds_hold(&probe, fd, &before) : 0;
     if (held < 0 || fstat(fd, st) != 0) {
         if (held > 0)
-            fds_held_forget(&listed_held);
+            fds_held_forget(&probe);
         ps_real_close(fd); /* not the file the path named */
         return -1;
     }
-    *kept = held;
+    if (held > 0) {
+        listed_held = probe;
+        *kept = 1;
+    }
     return fd;
 }
 
@@ -285,14 +302,15 @@ int ps_run_pids(pid_t *pids, int max)
         pthread_mutex_unlock(&listed_lock);
         return 0;
     }
-    if (!kept && ((unsigned long long)st.st_dev != listed_held.dev || (unsigned long long)st.st_ino != listed_held.ino)) {
-        listed_reset(); /* read by path each time (no room to keep it high): another file now */
-        listed_held.dev = (unsigned long long)st.st_dev;
-        listed_held.ino = (unsigned long long)st.st_ino;
+    static unsigned long long read_dev, read_ino; /* the file listed_off is an offset in */
+    if ((unsigned long long)st.st_dev != read_dev || (unsigned long long)st.st_ino != read_ino) {
+        listed_reset(); /* another file than the one read so far */
+        read_dev = (unsigned long long)st.st_dev;
+        read_ino = (unsigned long long)st.st_ino;
     }
     if (st.st_size < listed_off)
         listed_reset(); /* truncated */
-    listed_read_on(fd, st.st_size);
+    listed_read_on(fd, st.st_size, kept);
     if (!kept)
         fds_run_close(fd);
     int alive = 0;
@@ -302,6 +320,14 @@ int ps_run_pids(pid_t *pids, int max)
             pids[alive++] = listed[i];
     pthread_mutex_unlock(&listed_lock);
     return alive;
+}
+
+/* A target's dup2 onto the kept descriptor's number (fds.c): forgotten first, after a read
+ * under way on it. */
+void procs_forget_fd(int fd)
+{
+    if (fd >= 0 && fd == atomic_load(&listed_held.fd))
+        fds_held_forget_for_dup2(&listed_held, fd);
 }
 
 void procs_start(void)

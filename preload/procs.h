@@ -25,6 +25,8 @@ struct procs_sampling {
     double samples, distinct_samples, sampled_cpu_s;
 };
 int procs_run_sampling(struct procs_sampling *out);
+/* Before a target's dup2 onto fd: the kept descriptor on procs.jsonl, if that is it, is forgotten. */
+void procs_forget_fd(int fd);
 /* In a fork child: the lock a parent thread may have held is free again. */
 void procs_after_fork(void);
 

@@ -42,10 +42,11 @@ static void thread_key_destructor(void *v)
     sigmask_thread_end();
     clock_disarm(t);
     thread_set_self(NULL);
-    atomic_store(&t->state, PS_T_EXITED);
     /* A short thread's ring is mostly empty at its end: reused by the next thread at once, not
-     * kept until the writer's next pass while thousands of threads start (r_threadchurn). */
+     * kept until the writer's next pass while thousands of threads start (r_threadchurn). While
+     * the slot is still this thread's: once it says EXITED, a pass may hand it to a new thread. */
     writer_ring_handback(t);
+    atomic_store(&t->state, PS_T_EXITED);
     lifetime_thread_ending();
 }
 

@@ -482,8 +482,10 @@ static struct ps_thread *drainable(int i, int *st)
     return (*st == PS_T_LIVE && t->ring) || *st == PS_T_EXITED ? t : NULL;
 }
 
-/* Whether a drain has anything to do: records in a ring, or a thread's slot to hand back. */
-static int drain_needed(void)
+/* Whether a drain has anything to do: records in a ring, or a thread's slot to hand back. The
+ * io lock held: a drain elsewhere (the way out's, or a pass on the other shim thread) may hand
+ * rings back, and unmap them. */
+static int drain_needed_locked(void)
 {
     uint64_t dropped = dropped_retired + atomic_load(&ps_samples_orphan);
     int nthreads = atomic_load(&ps_threads_used);
@@ -492,8 +494,7 @@ static int drain_needed(void)
         struct ps_thread *t = drainable(i, &st);
         if (!t)
             continue;
-        /* Read once: outside the io lock, an ending thread may hand its ring back meanwhile. */
-        struct ps_ring *r = *(struct ps_ring *volatile *)&t->ring;
+        struct ps_ring *r = t->ring;
         if ((st == PS_T_EXITED && unsampled_thread_retired(t)) || (r && ring_peek(r) != NULL))
             return 1;
         if (r)
@@ -502,28 +503,39 @@ static int drain_needed(void)
     return dropped != dropped_in_header;
 }
 
-void writer_ring_handback(struct ps_thread *t)
+/* The same from outside a drain: 1 when a drain under way holds the lock (the caller's pass
+ * then finds out). */
+static int drain_needed(void)
 {
     if (!writer_lock_for(0))
-        return; /* a drain under way: the pass hands it back */
-    /* Only into the cache, never unmapped: drain_needed, outside the io lock, may still hold
-     * the pointer and read the ring's counters (then a stale but mapped ring: at worst a pass
-     * drains for nothing or a drain waits for the next). */
-    struct ps_ring *r = t->ring;
-    if (r && ring_peek(r) == NULL) {
-        uint64_t dropped = atomic_load(&r->dropped);
-        t->ring = NULL;
-        if (ring_cache_put(r))
-            dropped_retired += dropped;
-        else
-            t->ring = r; /* the cache is full: the pass unmaps it */
-    }
+        return 1;
+    int needed = drain_needed_locked();
     writer_unlock();
+    return needed;
+}
+
+void writer_ring_handback(struct ps_thread *t)
+{
+    /* Every signal blocked: this thread's last sample may not land between the look and the
+     * hand-back, nor a handler of the target's run (an exit, a dup2) while the lock is held. */
+    sigset_t all, old;
+    sigfillset(&all);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (writer_lock_for(0)) { /* else a drain under way: the pass hands it back */
+        struct ps_ring *r = t->ring;
+        if (r && ring_peek(r) == NULL) {
+            dropped_retired += atomic_load(&r->dropped);
+            t->ring = NULL;
+            ring_free(r);
+        }
+        writer_unlock();
+    }
+    ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void drain_locked(int allow_io)
 {
-    if (!files_ok || !drain_needed())
+    if (!files_ok || !drain_needed_locked())
         return; /* nothing new: the file is not opened (the writer passes often early on) */
     if (files_create(!allow_io) != 0)
         return;
@@ -580,9 +592,10 @@ static void drain_locked(int allow_io)
         if (st == PS_T_EXITED && unsampled_thread_retired(t)) {
             if (allow_io)
                 fdcache_forget_thread(t->tid); /* its comm and status, if kept */
-            dropped_retired += atomic_load(&t->ring->dropped);
-            ring_free(t->ring);
-            t->ring = NULL;
+            struct ps_ring *r = t->ring;
+            dropped_retired += atomic_load(&r->dropped);
+            t->ring = NULL; /* first: a fork in between must not leave the child a slot whose ring is cached too */
+            ring_free(r);
             atomic_store(&t->state, PS_T_FREE);
         }
     }
@@ -706,7 +719,7 @@ void writer_maps_catch_up(void)
         /* Samples still in a ring were taken under the mappings now: the files and their first
          * snapshot are made before a library goes (none is needed without a sample). */
         if (writer_lock_for(2000)) {
-            if (drain_needed())
+            if (drain_needed_locked())
                 files_create(0);
             writer_unlock();
         }

@@ -43,9 +43,9 @@ void writer_host_pass(long period_ms);
 /* The watcher stops running the writer's passes: the writer goes back to its own timer. */
 void writer_rehost(void);
 int writer_lock_for(int ms);
-/* At a thread's end, after its last sample (threads.c): its ring, when empty, goes back for the
- * next thread at once instead of at the next pass; left to the pass when a drain is under way.
- * Not from a signal handler. */
+/* At a thread's end, after its last sample and while its slot is still its own (threads.c): its
+ * ring, when empty, goes back for the next thread at once instead of at the next pass; left to
+ * the pass when a drain is under way. Not from a signal handler. */
 struct ps_thread;
 void writer_ring_handback(struct ps_thread *t);
 void writer_unlock(void);

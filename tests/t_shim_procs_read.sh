@@ -12,6 +12,8 @@
 #   counter line (1 before).
 # - What it lists is still right: the sleep's memory is on counter lines written after the loop
 #   (hundreds of lines after its start line), and a process whose exit line was read is gone.
+# - A process started when the file is already large (1 MB) is listed from the next counter
+#   lines on: the reads go on past each 16 KiB buffer (they stopped at the first cut line).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -55,6 +57,35 @@ check(all(sleep_pid in l.get("rss_anon_by_pid", {}) for l in after),
       "the sleep (pid %s) missing from a counter line after the loop: %s" % (sleep_pid, [sorted(l.get("rss_anon_by_pid", {})) for l in after]))
 gone = [(l["t_ns"], p) for l in lines for p in l.get("rss_anon_by_pid", {}) if p in exits and exits[p] + 100000000 < l["t_ns"]]
 check(not gone, "a process listed 100 ms after its exit line: %s" % gone[:3])
+finish()
+EOF
+
+# A file already large when a process starts (a long build's, here 1 MB of lines another process
+# appended): the new process is listed at the next counter lines all the same, not once the
+# reads have caught up (they read 16 KiB a counter line at first: 6 s behind here).
+cat >filler.py <<'PY'
+import sys
+line = '{"pid":999999,"ppid":1,"event":"exit","t_ns":1,"status":"ok"}\n'
+with open(sys.argv[1], "a") as f:
+    f.write(line * (1000000 // len(line)))
+PY
+mkdir -p out2
+LD_PRELOAD="$SHIM" PERFSCOPE_OUT="$PWD/out2" bash -c 'python3 filler.py out2/procs.jsonl
+    sleep 30 & echo $! >late.pid; sleep 1; kill $!; wait' >stdout2.txt 2>stderr2.txt
+py_check "a large procs.jsonl" - <<'EOF'
+import json
+from checks import check, finish
+procs = [json.loads(l) for l in open("out2/procs.jsonl")]
+pid = int(open("late.pid").read())
+start = [p["t_ns"] for p in procs if p["pid"] == pid and p["event"] == "start"]
+end = [p["t_ns"] for p in procs if p["pid"] == pid and p["event"] == "exit"]
+lines = [json.loads(l) for l in open("out2/counters.jsonl") if l.strip()]
+if check(start and end, "the sleep's start and exit lines (pid %d)" % pid):
+    span = [l for l in lines if start[0] + 300000000 < l["t_ns"] < end[0]]
+    print("procs.jsonl %d lines; %d counter lines from 0.3 s after the sleep's start to its exit" % (len(procs), len(span)))
+    check(span, "no counter line in the sleep's life")
+    missing = [l["t_ns"] for l in span if str(pid) not in l.get("rss_anon_by_pid", {})]
+    check(not missing, "the sleep (pid %d) missing from %d of %d counter lines in its life" % (pid, len(missing), len(span)))
 finish()
 EOF
 checks_done
