@@ -26,6 +26,7 @@
 #include "meta.h"
 #include "safefmt.h"
 #include "shim.h"
+#include "sigmask.h"
 #include "writer.h"
 #include "runfolder.h"
 
@@ -294,12 +295,23 @@ int ps_run_pids(pid_t *pids, int max)
 {
     if (!fds_may_open())
         return 0; /* under a seccomp filter: not known */
+    /* On a target's thread (a phase boundary through the markers API) no handler of the
+     * target's may run mid-read: a dup2 from one onto the kept descriptor would wait for this
+     * very read (fds_held_forget_for_dup2), as for the writer's drain. */
+    sigset_t all, old;
+    int masked = !ps_shim_thread;
+    if (masked) {
+        sigfillset(&all);
+        ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+    }
     pthread_mutex_lock(&listed_lock);
     struct stat st;
     int kept;
     int fd = listed_fd(&st, &kept);
     if (fd < 0) {
         pthread_mutex_unlock(&listed_lock);
+        if (masked)
+            ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
     static unsigned long long read_dev, read_ino; /* the file listed_off is an offset in */
@@ -319,6 +331,8 @@ int ps_run_pids(pid_t *pids, int max)
         if (listed[i] == self || kill(listed[i], 0) == 0 || errno == EPERM)
             pids[alive++] = listed[i];
     pthread_mutex_unlock(&listed_lock);
+    if (masked)
+        ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
     return alive;
 }
 

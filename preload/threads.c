@@ -35,7 +35,10 @@ static pthread_key_t thread_key;
 static void thread_key_destructor(void *v)
 {
     struct ps_thread *t = v;
-    if (!t || getpid() != ps_pid)
+    /* The slot must still be this thread's: in a fork child that did not register its thread
+     * again (no sample files, a seccomp filter) the key still names the parent's slot, which
+     * another thread may have claimed since. */
+    if (!t || getpid() != ps_pid || atomic_load(&t->tid) != ps_gettid())
         return;
     /* No SIGPROF may run on this thread once its ring is handed back. */
     unsampled_thread_end(t);
