@@ -9,10 +9,15 @@
 #include "clock.h"
 #include "fds.h"
 
+static int held_is_file_stat(const struct fds_held *h, int fd, struct stat *st)
+{
+    return fstat(fd, st) == 0 && (unsigned long long)st->st_dev == h->dev && (unsigned long long)st->st_ino == h->ino;
+}
+
 static int held_is_file(const struct fds_held *h, int fd)
 {
     struct stat st;
-    return fstat(fd, &st) == 0 && (unsigned long long)st.st_dev == h->dev && (unsigned long long)st.st_ino == h->ino;
+    return held_is_file_stat(h, fd, &st);
 }
 
 int fds_hold(struct fds_held *h, int fd, const struct stat *before)
@@ -32,13 +37,19 @@ int fds_hold(struct fds_held *h, int fd, const struct stat *before)
     return 1;
 }
 
-int fds_held_fd(struct fds_held *h)
+int fds_held_fd_stat(struct fds_held *h, struct stat *st)
 {
     int fd = atomic_load(&h->fd);
-    if (fd < 0 || held_is_file(h, fd))
+    if (fd < 0 || held_is_file_stat(h, fd, st))
         return fd;
     fds_held_forget(h);
     return -1;
+}
+
+int fds_held_fd(struct fds_held *h)
+{
+    struct stat st;
+    return fds_held_fd_stat(h, &st);
 }
 
 int fds_held_begin(struct fds_held *h, int fd)

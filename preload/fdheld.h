@@ -28,6 +28,8 @@ struct fds_held {
 int fds_hold(struct fds_held *h, int fd, const struct stat *before);
 /* The kept descriptor while it is still its file; -1 (and forgotten) otherwise. */
 int fds_held_fd(struct fds_held *h);
+/* The same with the file's fstat in *st (its size, its link count). */
+int fds_held_fd_stat(struct fds_held *h, struct stat *st);
 /* Around one system call on fd, got from fds_held_fd: 0 when it was forgotten meanwhile (do
  * not use it); fds_held_end after the call. */
 int fds_held_begin(struct fds_held *h, int fd);

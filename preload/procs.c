@@ -214,13 +214,12 @@ static void listed_read_on(int fd, off_t size, int held)
  * question: its run's id at start), to be closed after. */
 static int listed_fd(struct stat *st, int *kept)
 {
-    int fd = atomic_load(&listed_held.fd);
+    int fd = fds_held_fd_stat(&listed_held, st); /* forgotten when not ours any more */
     *kept = 1;
-    if (fd >= 0 && fstat(fd, st) == 0 && (unsigned long long)st->st_dev == listed_held.dev &&
-        (unsigned long long)st->st_ino == listed_held.ino && st->st_nlink > 0)
+    if (fd >= 0 && st->st_nlink > 0)
         return fd;
     if (fd >= 0) {
-        fds_held_close(&listed_held); /* replaced or removed (or not ours any more) */
+        fds_held_close(&listed_held); /* removed or renamed over: by path again, from the start */
         listed_reset();
     }
     *kept = 0;
@@ -298,12 +297,10 @@ int ps_run_pids(pid_t *pids, int max)
     /* On a target's thread (a phase boundary through the markers API) no handler of the
      * target's may run mid-read: a dup2 from one onto the kept descriptor would wait for this
      * very read (fds_held_forget_for_dup2), as for the writer's drain. */
-    sigset_t all, old;
+    sigset_t old;
     int masked = !ps_shim_thread;
-    if (masked) {
-        sigfillset(&all);
-        ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
-    }
+    if (masked)
+        sigmask_block_all(&old);
     pthread_mutex_lock(&listed_lock);
     struct stat st;
     int kept;
@@ -311,7 +308,7 @@ int ps_run_pids(pid_t *pids, int max)
     if (fd < 0) {
         pthread_mutex_unlock(&listed_lock);
         if (masked)
-            ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+            sigmask_restore(&old);
         return 0;
     }
     static unsigned long long read_dev, read_ino; /* the file listed_off is an offset in */
@@ -332,7 +329,7 @@ int ps_run_pids(pid_t *pids, int max)
             pids[alive++] = listed[i];
     pthread_mutex_unlock(&listed_lock);
     if (masked)
-        ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+        sigmask_restore(&old);
     return alive;
 }
 

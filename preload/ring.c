@@ -34,11 +34,6 @@ pid_t ps_gettid(void)
 #define RING_CACHE 16
 static struct ps_ring *_Atomic cache[RING_CACHE];
 
-void ring_keep_spare(struct ps_ring *r)
-{
-    ring_free(r);
-}
-
 struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames)
 {
     uint32_t rec = (uint32_t)(sizeof(struct ps_slot_rec) + 8u * max_frames);

@@ -87,8 +87,8 @@ extern struct ps_thread ps_threads[PS_MAX_THREADS];
 extern _Atomic int ps_threads_used; /* high-water mark of the array */
 
 struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames);
-/* In a fork child: the forking thread's ring, kept for the child's first ring_new (emptied). */
-void ring_keep_spare(struct ps_ring *r);
+/* Into the cache below for a later ring_new (a fork child's forking thread takes its own back
+ * at once), or unmapped when the cache is full. */
 void ring_free(struct ps_ring *r);
 /* Keeps r for a later ring_new without unmapping it: 1, or 0 when the cache is full (r untouched). */
 int ring_cache_put(struct ps_ring *r);

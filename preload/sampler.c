@@ -507,14 +507,13 @@ void sampler_warm_libunwind_now(void)
 {
     if (!warm_wanted())
         return;
-    sigset_t all, old;
-    sigfillset(&all);
-    ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigset_t old;
+    sigmask_block_all(&old);
     if (warm_lock_bounded()) {
         warm_locked();
         pthread_mutex_unlock(&warm_lock);
     }
-    ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sigmask_restore(&old);
 }
 
 /* pthread_atfork's prepare handler: a warm-up under way finishes first (its dlopen, libunwind's

@@ -44,6 +44,18 @@ int ps_real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
     return real_pthread_sigmask(how, set, old);
 }
 
+void sigmask_block_all(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    ps_real_pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+void sigmask_restore(const sigset_t *old)
+{
+    ps_real_pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static int real_procmask(int how, const sigset_t *set, sigset_t *old)
 {
     PS_RESOLVE(sigprocmask);

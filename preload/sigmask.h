@@ -17,6 +17,11 @@ extern __thread int ps_prof_hidden;
 
 /* The C library's pthread_sigmask, past the wrapper: for the shim's own mask changes. */
 int ps_real_pthread_sigmask(int how, const sigset_t *set, sigset_t *old);
+/* Every signal blocked on the calling thread, the mask before in *old; sigmask_restore puts it
+ * back. Around the shim's work on a target's thread that a target's handler must not interrupt
+ * (a drain, a read through a kept descriptor, a lock a handler's call would wait for). */
+void sigmask_block_all(sigset_t *old);
+void sigmask_restore(const sigset_t *old);
 
 /* Around pthread_create, on the creating thread: what the new thread inherits (1: SIGPROF
  * hidden; attr may be NULL), with SIGPROF held blocked for the call where it is hidden (held). */

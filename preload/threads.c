@@ -258,10 +258,7 @@ void threads_forget_after_fork(void)
         if (atomic_load(&t->state) == PS_T_FREE)
             continue;
         clock_forget_inherited(t);
-        if (t == self)
-            ring_keep_spare(t->ring); /* the child's own thread takes it again at once */
-        else
-            ring_free(t->ring);
+        ring_free(t->ring); /* cached: the child's own thread takes one back at once */
         t->ring = NULL;
         atomic_store(&t->state, PS_T_FREE);
     }

@@ -518,9 +518,8 @@ void writer_ring_handback(struct ps_thread *t)
 {
     /* Every signal blocked: this thread's last sample may not land between the look and the
      * hand-back, nor a handler of the target's run (an exit, a dup2) while the lock is held. */
-    sigset_t all, old;
-    sigfillset(&all);
-    ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigset_t old;
+    sigmask_block_all(&old);
     if (writer_lock_for(0)) { /* else a drain under way: the pass hands it back */
         struct ps_ring *r = t->ring;
         if (r && ring_peek(r) == NULL) {
@@ -530,7 +529,7 @@ void writer_ring_handback(struct ps_thread *t)
         }
         writer_unlock();
     }
-    ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sigmask_restore(&old);
 }
 
 static void drain_locked(int allow_io)
@@ -618,18 +617,16 @@ void writer_flush(int from_signal)
 {
     /* On a target's thread (the way out) no handler of the target's may run mid-drain: a dup2
      * from one onto the kept descriptor would wait for this very drain (writer_forget_fd). */
-    sigset_t all, old;
+    sigset_t old;
     int masked = !from_signal && !ps_shim_thread;
-    if (masked) {
-        sigfillset(&all);
-        ps_real_pthread_sigmask(SIG_BLOCK, &all, &old);
-    }
+    if (masked)
+        sigmask_block_all(&old);
     if (writer_lock_for(from_signal ? 300 : masked ? 5000 : -1)) { /* masked: SIGTERM waits on it */
         drain_locked(!from_signal);
         writer_unlock();
     }
     if (masked)
-        ps_real_pthread_sigmask(SIG_SETMASK, &old, NULL);
+        sigmask_restore(&old);
 }
 
 /* How long the writer sleeps between passes. A process may end without any wrapper seeing it
