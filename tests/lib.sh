@@ -89,7 +89,7 @@ _build() {
     local out=$1 src=$2 cc=$3; shift 3
     mkdir -p "$TBUILD"
     if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$ROOT/tests/targets/burn.h" ] \
-       && [ "$out" -nt "$ROOT/tests/lib.sh" ]; then
+       && [ "$out" -nt "$ROOT/tests/targets/reftimer.h" ] && [ "$out" -nt "$ROOT/tests/lib.sh" ]; then
         return 0
     fi
     local tmp
