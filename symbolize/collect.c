@@ -899,8 +899,9 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
     if (!b)
         p->oom = 1;
     while (rc == 1 && !p->oom) {
-        /* A batch of records, each with its stack's hash; then the cache's slots and entries
-         * of the batch are fetched ahead, so their memory latencies overlap. */
+        /* A batch of records out of one block (their frames read in place), each with its
+         * stack's hash; then the cache's slots and entries of the batch are fetched ahead, so
+         * their memory latencies overlap. */
         size_t nb = 0;
         while (nb < BATCH && (rc = samples_next(&sf, &b[nb].s, err, sizeof err)) == 1) {
             struct batched *x = &b[nb];
@@ -908,15 +909,19 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
                 img->empty++;
                 continue;
             }
-            memcpy(x->frames, x->s.frames, x->s.nframes * sizeof *x->frames);
-            x->s.frames = x->frames;
+            if (x->s.frames == sf.frames) { /* a big-endian host's converted copy: one per file */
+                memcpy(x->frames, x->s.frames, x->s.nframes * sizeof *x->frames);
+                x->s.frames = x->frames;
+            }
             x->snap = img->maps ? (uint32_t)(maps_snapshot_at(img->maps, x->s.time_ns) -
                                              img->maps->snaps)
                                 : 0;
-            x->hash = stack_hash((uint64_t)image << 32 | x->snap, x->frames, x->s.nframes);
+            x->hash = stack_hash((uint64_t)image << 32 | x->snap, x->s.frames, x->s.nframes);
             if (p->sc.slots)
                 __builtin_prefetch(&p->sc.slot[x->hash & (p->sc.slots - 1)]);
             nb++;
+            if (sf.at == sf.in_block)
+                break; /* the next record refills the block the batch's frames point into */
         }
         for (size_t k = 0; k < nb && p->sc.slots; k++) {
             const struct sc_slot *sl = &p->sc.slot[b[k].hash & (p->sc.slots - 1)];
