@@ -9,7 +9,8 @@ fail the bench: exit 0 unless the bench itself could not run.
   fixed, so the ratio is wall without / wall with) for perfscope, gperftools and
   `perf record -g` at 199 and 997 Hz, paired and alternated in one session, with an A/A pair.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
-  parts turned off), paired: extra CPU (the shell and all its children, from wait4) per process.
+  parts turned off; and, without it, an idle thread of bench/idlethread.c in every process),
+  paired: extra CPU (the shell and all its children, from wait4) per process.
 - cost per sample, taken apart: bench/sample_cost.c (delivery with a handler that does nothing,
   then the handler's parts, and no signal at all; CPU and each interruption's TSC gap), and the
   shim's own interruption (sample_cost's work under the shim, each gap matched to a sample's time),
@@ -184,6 +185,8 @@ FORK_CONFIGS = [
     {"name": "shim, 997 Hz (perf events)", "env": {"PERFSCOPE_HZ": "997"}},
     {"name": "the shim's libraries alone (those it is linked with, preloaded: the loader's share at every start)",
      "env": "libs"},
+    {"name": "no shim: one idle thread per process (bench/idlethread.c preloaded: started at start and in a "
+             "fork child, as the shim starts its writer)", "env": "idle"},
 ]
 
 
@@ -206,6 +209,8 @@ def fork_env(cfg, args, work):
     env = analyze.clean_env()
     if cfg["env"] == "libs":
         env["LD_PRELOAD"] = shim_libs(args.shim)
+    elif cfg["env"] == "idle":
+        env["LD_PRELOAD"] = os.path.abspath(args.idle_thread)
     elif cfg["env"] is not None:
         env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work})
         env.update(cfg["env"])
@@ -224,7 +229,7 @@ def fork_pair(cfg, args, rep):
         err = "exit status %d/%d, output %r/%r" % (base["rc"], w["rc"], base["out"], w["out"])
     procs = None
     path = os.path.join(work, "procs.jsonl")
-    if cfg["env"] not in (None, "libs") and os.path.exists(path):
+    if cfg["env"] not in (None, "libs", "idle") and os.path.exists(path):
         with open(path) as f:
             procs = sum(1 for line in f if '"exit"' in line)
     shutil.rmtree(work, ignore_errors=True)
@@ -267,6 +272,13 @@ def fork_section(args, pairs, machine):
                  "perf events instead of "
                  "the tick timer (997 Hz) %+.3f more." % (libs[0], hz0[0] - libs[0], dflt[0] - hz0[0],
                                                           perf[0] - dflt[0]))
+    idle = med.get(FORK_CONFIGS[5]["name"])
+    if idle and dflt:
+        L.append("- One idle thread per process, no shim: %+.3f ms per process, %.0f%% of the defaults' %+.3f. "
+                 "The loop's shell forks while its thread exists (the copy-on-write faults after each fork "
+                 "then flush the TLB of the other CPU too) and its fork child and /bin/true each start "
+                 "one: what any design pays here that keeps a thread in every process, as the shim's "
+                 "writer does, before the thread does anything." % (idle[0], 100 * idle[0] / dflt[0], dflt[0]))
     L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "
              "(the shell's own exit line too) must all be there, lazy start or not.")
     return L
@@ -427,6 +439,7 @@ def main():
     ap.add_argument("--procs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--cost", default="")
+    ap.add_argument("--idle-thread", required=True, help="bench/idlethread.c built as a shared library")
     ap.add_argument("--cost-rounds", type=int, default=9)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)

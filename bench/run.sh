@@ -27,6 +27,8 @@ gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror \
   -o "$BUILD/bench/threadpool" bench/threadpool.c || { echo "bench: cannot build the thread pool"; exit 1; }
 gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra -Werror \
   -o "$BUILD/bench/sample_cost" bench/sample_cost.c -lunwind || { echo "bench: cannot build sample_cost"; exit 1; }
+gcc -std=gnu11 -O2 -g -fPIC -shared -pthread -Wall -Wextra -Werror \
+  -o "$BUILD/bench/idlethread.so" bench/idlethread.c || { echo "bench: cannot build idlethread.so"; exit 1; }
 
 LIBPROFILER=/usr/lib/x86_64-linux-gnu/libprofiler.so.0
 if [ ! -e "$LIBPROFILER" ]; then
@@ -48,6 +50,7 @@ rc=$?
 python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfscope.so" \
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
   --n "${BENCH_POOL_N:-6}" --budget "${BENCH_POOL_BUDGET_S:-300}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
+  --idle-thread "$BUILD/bench/idlethread.so" \
   --cost-rounds "${BENCH_COST_ROUNDS:-9}"
 [ $? -ne 0 ] && rc=1
 # The defaults' CPU cost at 199 Hz resolved by as many pairs as the budget allows.
