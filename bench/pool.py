@@ -275,10 +275,10 @@ def fork_section(args, pairs, machine):
     idle = med.get(FORK_CONFIGS[5]["name"])
     if idle and dflt:
         L.append("- One idle thread per process, no shim: %+.3f ms per process, %.0f%% of the defaults' %+.3f. "
-                 "The loop's shell forks while its thread exists (the copy-on-write faults after each fork "
-                 "then flush the TLB of the other CPU too) and its fork child and /bin/true each start "
-                 "one: what any design pays here that keeps a thread in every process, as the shim's "
-                 "writer does, before the thread does anything." % (idle[0], 100 * idle[0] / dflt[0], dflt[0]))
+                 "The loop's shell forks while its thread exists, and its fork child and /bin/true each "
+                 "start one: what any design pays here that keeps a thread in every process, as the "
+                 "shim's writer does, before the thread does anything (docs/shim.md, \"What a process pays\")."
+                 % (idle[0], 100 * idle[0] / dflt[0], dflt[0]))
     L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "
              "(the shell's own exit line too) must all be there, lazy start or not.")
     return L
