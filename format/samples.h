@@ -31,7 +31,9 @@ struct samples_header {
     uint64_t hz;          /* requested samples per CPU second; 0 if unknown */
 };
 
-/* One record. frames points into the reader and is valid until the next samples_next(). */
+/* One record. frames points into the reader and is valid until the next samples_next(); where it
+ * points into the block itself (little-endian hosts: frames != the file's own `frames` buffer),
+ * until the next samples_next() that reads a block (samples_in_block() 0 before it). */
 struct sample {
     uint64_t time_ns;     /* CLOCK_MONOTONIC */
     uint32_t tid;
@@ -67,6 +69,12 @@ int samples_open(struct samples_file *sf, const char *path, char *err, size_t er
 int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t errlen);
 
 void samples_close(struct samples_file *sf);
+
+/* Records samples_next() hands out before it reads the next block. */
+static inline size_t samples_in_block(const struct samples_file *sf)
+{
+    return sf->in_block - sf->at;
+}
 
 /* One line describing how the file departs from a clean one ("" when it does not): a cut record,
  * a header count beyond the file, clamped frame counts. Valid after open; complete after the

@@ -903,7 +903,10 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
          * stack's hash; then the cache's slots and entries of the batch are fetched ahead, so
          * their memory latencies overlap. */
         size_t nb = 0;
-        while (nb < BATCH && (rc = samples_next(&sf, &b[nb].s, err, sizeof err)) == 1) {
+        /* Never past the block's last record while the batch holds any: the next record would
+         * refill the block the batch's frames point into (an empty record too). */
+        while (nb < BATCH && (nb == 0 || samples_in_block(&sf) > 0) &&
+               (rc = samples_next(&sf, &b[nb].s, err, sizeof err)) == 1) {
             struct batched *x = &b[nb];
             if (x->s.nframes == 0) {
                 img->empty++;
@@ -920,8 +923,6 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
             if (p->sc.slots)
                 __builtin_prefetch(&p->sc.slot[x->hash & (p->sc.slots - 1)]);
             nb++;
-            if (sf.at == sf.in_block)
-                break; /* the next record refills the block the batch's frames point into */
         }
         for (size_t k = 0; k < nb && p->sc.slots; k++) {
             const struct sc_slot *sl = &p->sc.slot[b[k].hash & (p->sc.slots - 1)];
