@@ -27,11 +27,16 @@ bins = glob.glob("run/cpuprof.*.bin")
 if len(bins) != 1:
     sys.exit("one sample file expected, found %s" % bins)
 sf = samples.read_samples(bins[0])
-# One sample of burn-b's thread and one of burn-c's, each with more than one frame.
+# One sample of burn-b's thread and one of burn-c's, each with its innermost frame in the
+# thread's own function (not in a clock read it calls) and more frames under it.
+exe = os.path.join(os.environ["BUILD"], "tests", "t_threads")
+any_t = next(iter(threads.values()))
+ranges = samples.runtime_ranges(exe, any_t["fn"], any_t["addr"], [t["fn"] for t in threads.values()])
 pick = {}
 for s in sf.samples:
     for name in ("burn-b", "burn-c"):
-        if s.tid == threads[name]["tid"] and len(s.frames) > 2 and name not in pick:
+        lo, hi = ranges[threads[name]["fn"]]
+        if s.tid == threads[name]["tid"] and len(s.frames) > 2 and lo <= s.frames[0] < hi and name not in pick:
             pick[name] = s
 if len(pick) != 2:
     sys.exit("no sample of burn-b or burn-c with a stack: %s" % sorted(pick))
