@@ -186,7 +186,8 @@ FORK_CONFIGS = [
     {"name": "the shim's libraries alone (those it is linked with, preloaded: the loader's share at every start)",
      "env": "libs"},
     {"name": "no shim: one idle thread per process (bench/idlethread.c preloaded: started at start and in a "
-             "fork child, as the shim starts its writer)", "env": "idle"},
+             "fork child, joined at exit and before exec, as the shim does with its writer)", "env": "idle"},
+    {"name": "no shim: the same idle thread, pinned to its creator's CPU (IDLETHREAD_PIN=1)", "env": "idle-pinned"},
 ]
 
 
@@ -209,8 +210,10 @@ def fork_env(cfg, args, work):
     env = analyze.clean_env()
     if cfg["env"] == "libs":
         env["LD_PRELOAD"] = shim_libs(args.shim)
-    elif cfg["env"] == "idle":
+    elif cfg["env"] in ("idle", "idle-pinned"):
         env["LD_PRELOAD"] = os.path.abspath(args.idle_thread)
+        if cfg["env"] == "idle-pinned":
+            env["IDLETHREAD_PIN"] = "1"
     elif cfg["env"] is not None:
         env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work})
         env.update(cfg["env"])
@@ -229,7 +232,7 @@ def fork_pair(cfg, args, rep):
         err = "exit status %d/%d, output %r/%r" % (base["rc"], w["rc"], base["out"], w["out"])
     procs = None
     path = os.path.join(work, "procs.jsonl")
-    if cfg["env"] not in (None, "libs", "idle") and os.path.exists(path):
+    if isinstance(cfg["env"], dict) and os.path.exists(path):
         with open(path) as f:
             procs = sum(1 for line in f if '"exit"' in line)
     shutil.rmtree(work, ignore_errors=True)
@@ -272,13 +275,13 @@ def fork_section(args, pairs, machine):
                  "perf events instead of "
                  "the tick timer (997 Hz) %+.3f more." % (libs[0], hz0[0] - libs[0], dflt[0] - hz0[0],
                                                           perf[0] - dflt[0]))
-    idle = med.get(FORK_CONFIGS[5]["name"])
-    if idle and dflt:
-        L.append("- One idle thread per process, no shim: %+.3f ms per process, %.0f%% of the defaults' %+.3f. "
-                 "The loop's shell forks while its thread exists, and its fork child and /bin/true each "
-                 "start one: what any design pays here that keeps a thread in every process, as the "
-                 "shim's writer does, before the thread does anything (docs/shim.md, \"What a process pays\")."
-                 % (idle[0], 100 * idle[0] / dflt[0], dflt[0]))
+    idle, pinned = med.get(FORK_CONFIGS[5]["name"]), med.get(FORK_CONFIGS[6]["name"])
+    if idle and pinned and dflt:
+        L.append("- One idle thread per process, no shim: %+.3f ms per process (%.0f%% of the defaults' %+.3f); "
+                 "pinned to its creator's CPU %+.3f. The loop's shell forks while its thread exists, and its "
+                 "fork child and /bin/true each start one: what a design pays here that keeps a thread in "
+                 "every process, as the shim's writer does, before the thread does anything (docs/shim.md, "
+                 "\"What a process pays\")." % (idle[0], 100 * idle[0] / dflt[0], dflt[0], pinned[0]))
     L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "
              "(the shell's own exit line too) must all be there, lazy start or not.")
     return L
