@@ -253,8 +253,8 @@ int clock_move_fd_high_any(int fd)
     return move_high(fd, 0);
 }
 
-/* The sampling period, and the first one of a thread's clock: uniform in (0, period], not a
- * whole period. A clock that first fires after a whole period of the thread's CPU time never
+/* The sampling period, and the first one of a thread's clock: a random point of the period
+ * (from FIRST_FLOOR_NS below), not a whole period. A clock that first fires after a whole period of the thread's CPU time never
  * samples a thread (or a process) that uses less than that, and leaves every thread's first
  * period unseen: a pool of short tasks, a thread per request, the short processes of a build
  * would be missing from the profile, or under-weighted, whatever their share of the CPU. From a
@@ -268,8 +268,9 @@ static uint64_t period_ns(void)
 /* Never less than this, though: perf events whose first period was a few microseconds (the
  * kernel's own floor is 10 us) stalled threads for seconds at a time in a loop creating threads
  * of 20 us each (PERFSCOPE_CLOCK=perf, 199 Hz: single rounds of 1-13 s against 10 ms, in 7 of
- * 12 runs of 8,000 rounds), where 100 us never did (0 of 15). A thread that uses less CPU than this is still never sampled: a bias of at
- * most 100 us a thread, against a whole period (5 ms at 199 Hz) before. */
+ * 12 runs of 8,000 rounds), where 100 us never did (0 of 15). A thread that uses less CPU than
+ * this is still never sampled: a bias of at most 100 us a thread, against a whole period (5 ms
+ * at 199 Hz) before. */
 #define FIRST_FLOOR_NS 100000ull
 
 static uint64_t first_period_ns(pid_t tid)

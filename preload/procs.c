@@ -140,6 +140,7 @@ static int nlisted;
 static struct fds_held listed_held = FDS_HELD_NONE;
 static off_t listed_off;     /* the bytes of whole lines read */
 static int listed_skipping;  /* inside a line longer than the buffer: up to its newline */
+static unsigned long long listed_dev, listed_ino; /* the file listed_off is an offset in */
 
 static void listed_reset(void)
 {
@@ -303,30 +304,24 @@ int ps_run_pids(pid_t *pids, int max)
         sigmask_block_all(&old);
     pthread_mutex_lock(&listed_lock);
     struct stat st;
-    int kept;
+    int kept, alive = 0;
     int fd = listed_fd(&st, &kept);
-    if (fd < 0) {
-        pthread_mutex_unlock(&listed_lock);
-        if (masked)
-            sigmask_restore(&old);
-        return 0;
+    if (fd >= 0) {
+        if ((unsigned long long)st.st_dev != listed_dev || (unsigned long long)st.st_ino != listed_ino) {
+            listed_reset(); /* another file than the one read so far */
+            listed_dev = (unsigned long long)st.st_dev;
+            listed_ino = (unsigned long long)st.st_ino;
+        }
+        if (st.st_size < listed_off)
+            listed_reset(); /* truncated */
+        listed_read_on(fd, st.st_size, kept);
+        if (!kept)
+            fds_run_close(fd);
+        pid_t self = ps_pid; /* alive, no need to ask (the leader asks every counter period) */
+        for (int i = 0; i < nlisted && alive < max; i++)
+            if (listed[i] == self || kill(listed[i], 0) == 0 || errno == EPERM)
+                pids[alive++] = listed[i];
     }
-    static unsigned long long read_dev, read_ino; /* the file listed_off is an offset in */
-    if ((unsigned long long)st.st_dev != read_dev || (unsigned long long)st.st_ino != read_ino) {
-        listed_reset(); /* another file than the one read so far */
-        read_dev = (unsigned long long)st.st_dev;
-        read_ino = (unsigned long long)st.st_ino;
-    }
-    if (st.st_size < listed_off)
-        listed_reset(); /* truncated */
-    listed_read_on(fd, st.st_size, kept);
-    if (!kept)
-        fds_run_close(fd);
-    int alive = 0;
-    pid_t self = ps_pid; /* alive, no need to ask (the leader asks every counter period) */
-    for (int i = 0; i < nlisted && alive < max; i++)
-        if (listed[i] == self || kill(listed[i], 0) == 0 || errno == EPERM)
-            pids[alive++] = listed[i];
     pthread_mutex_unlock(&listed_lock);
     if (masked)
         sigmask_restore(&old);

@@ -34,16 +34,22 @@ pid_t ps_gettid(void)
 #define RING_CACHE 16
 static struct ps_ring *_Atomic cache[RING_CACHE];
 
+static void ring_unmap(struct ps_ring *r)
+{
+    munmap(r, offsetof(struct ps_ring, data) + (size_t)r->slots * r->rec_size);
+}
+
 struct ps_ring *ring_new(uint32_t slots, uint32_t max_frames)
 {
     uint32_t rec = (uint32_t)(sizeof(struct ps_slot_rec) + 8u * max_frames);
     size_t size = offsetof(struct ps_ring, data) + (size_t)slots * rec;
     for (int i = 0; i < RING_CACHE; i++) {
-        struct ps_ring *s = atomic_load_explicit(&cache[i], memory_order_relaxed) ? atomic_exchange(&cache[i], NULL) : NULL;
+        struct ps_ring *s = atomic_load_explicit(&cache[i], memory_order_relaxed) ? atomic_exchange(&cache[i], NULL)
+                                                                                  : NULL;
         if (!s)
             continue;
         if (s->slots != slots || s->rec_size != rec) {
-            munmap(s, offsetof(struct ps_ring, data) + (size_t)s->slots * s->rec_size);
+            ring_unmap(s);
             continue;
         }
         atomic_store(&s->head, 0);
@@ -75,7 +81,7 @@ int ring_cache_put(struct ps_ring *r)
 void ring_free(struct ps_ring *r)
 {
     if (r && !ring_cache_put(r))
-        munmap(r, offsetof(struct ps_ring, data) + (size_t)r->slots * r->rec_size);
+        ring_unmap(r);
 }
 
 /* The slot at head is free if it was by the tail last read (an acquire, so the consumer was

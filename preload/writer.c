@@ -514,6 +514,28 @@ static int drain_needed(void)
     return needed;
 }
 
+/* t's ring leaves its slot (under the io lock): its drops kept in the count, the ring cached or
+ * unmapped. The slot forgets it first: a fork in between must not leave the child a slot whose
+ * ring is cached too. */
+static void ring_retire(struct ps_thread *t)
+{
+    struct ps_ring *r = t->ring;
+    dropped_retired += atomic_load(&r->dropped);
+    t->ring = NULL;
+    ring_free(r);
+}
+
+/* An exited thread's slot comes back once the unsampled check has seen its end, with its ring
+ * if it still has one (under the io lock). */
+static void slot_release(struct ps_thread *t, int allow_io)
+{
+    if (allow_io)
+        fdcache_forget_thread(t->tid); /* its comm and status, if kept */
+    if (t->ring)
+        ring_retire(t);
+    atomic_store(&t->state, PS_T_FREE);
+}
+
 void writer_ring_handback(struct ps_thread *t)
 {
     /* Every signal blocked: this thread's last sample may not land between the look and the
@@ -521,12 +543,8 @@ void writer_ring_handback(struct ps_thread *t)
     sigset_t old;
     sigmask_block_all(&old);
     if (writer_lock_for(0)) { /* else a drain under way: the pass hands it back */
-        struct ps_ring *r = t->ring;
-        if (r && ring_peek(r) == NULL) {
-            dropped_retired += atomic_load(&r->dropped);
-            t->ring = NULL;
-            ring_free(r);
-        }
+        if (t->ring && ring_peek(t->ring) == NULL)
+            ring_retire(t);
         writer_unlock();
     }
     sigmask_restore(&old);
@@ -554,18 +572,11 @@ static void drain_locked(int allow_io)
         struct ps_thread *t = drainable(i, &st);
         if (!t)
             continue;
-        if (!t->ring) {
-            /* Its ring went back at its end, empty (writer_ring_handback): the slot only. */
-            if (st == PS_T_EXITED && unsampled_thread_retired(t)) {
-                if (allow_io)
-                    fdcache_forget_thread(t->tid);
-                atomic_store(&t->state, PS_T_FREE);
-            }
-            continue;
-        }
-        refresh_comm(t, now, allow_io);
+        /* (no ring: it went back at the thread's end, empty, writer_ring_handback) */
         struct ps_slot_rec *r;
-        while ((r = ring_peek(t->ring)) != NULL) {
+        if (t->ring)
+            refresh_comm(t, now, allow_io);
+        while (t->ring && (r = ring_peek(t->ring)) != NULL) {
             uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
             for (uint32_t w = 0; w < r->weight; w++) {
                 if (used + rs > sizeof batch) {
@@ -586,17 +597,11 @@ static void drain_locked(int allow_io)
             }
             ring_release(t->ring);
         }
-        dropped += atomic_load(&t->ring->dropped);
+        if (t->ring)
+            dropped += atomic_load(&t->ring->dropped);
         /* An exit after this pass's unsampled check: kept until the next check has seen it. */
-        if (st == PS_T_EXITED && unsampled_thread_retired(t)) {
-            if (allow_io)
-                fdcache_forget_thread(t->tid); /* its comm and status, if kept */
-            struct ps_ring *r = t->ring;
-            dropped_retired += atomic_load(&r->dropped);
-            t->ring = NULL; /* first: a fork in between must not leave the child a slot whose ring is cached too */
-            ring_free(r);
-            atomic_store(&t->state, PS_T_FREE);
-        }
+        if (st == PS_T_EXITED && unsampled_thread_retired(t))
+            slot_release(t, allow_io);
     }
     if (used && !failed && bin_write_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
         failed = 1;
