@@ -3,6 +3,7 @@
  * nearest symbol for an address outside that symbol's extent, and never open a non-regular file. */
 #include "dwsym.h"
 #include "debugcache.h"
+#include "debuginfod_gate.h"
 #include "dwcu.h"
 #include "hmap.h"
 
@@ -131,6 +132,7 @@ int dw_open(const char *path, struct dw_file **out, char *why, size_t whylen)
         return -1;
     }
     hmap_init(&f->cu_idx, 1);
+    debuginfod_gate_arm(); /* before libdwfl may want libdebuginfod */
     f->dwfl = dwfl_begin(&callbacks);
     if (!f->dwfl) {
         close(fd);

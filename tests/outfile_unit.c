@@ -1,0 +1,154 @@
+/* outfile_unit DIR: format/outfile.c's commit in a scratch folder (tests/t_outfile.sh makes it).
+ * Prints one "ok ..." or "FAIL ..." line a check and exits 1 when any failed. The checks: a new
+ * name; over a regular file (its content replaced; another hard link and a descriptor still open
+ * on the old file keep the old content); over a symbolic link (the name becomes the file, the
+ * link's target is untouched); over a folder (fails, the folder untouched); and a reader that
+ * opens the name again and again while 2,000 commits replace it never finds it missing or
+ * short. No temporary file is left by any of them. */
+#include "outfile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failed;
+
+static void check(int ok, const char *what)
+{
+    printf("%s %s\n", ok ? "ok" : "FAIL", what);
+    if (!ok)
+        failed = 1;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    struct outfile o;
+    char err[512];
+    if (outfile_open_path(&o, path, err, sizeof err) != 0) {
+        printf("  %s\n", err);
+        return -1;
+    }
+    fputs(text, o.f);
+    if (outfile_commit(&o, err, sizeof err) != 0) {
+        printf("  %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int holds(const char *path, const char *text)
+{
+    char buf[256];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n < 0)
+        return 0;
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+static int temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".tmp."))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || chdir(argv[1]) != 0)
+        return 2;
+    check(write_file("new.txt", "first\n") == 0 && holds("new.txt", "first\n"), "a new name");
+
+    /* Over a regular file. */
+    int w = write_file("out.txt", "old\n") == 0 && link("out.txt", "other.txt") == 0;
+    int keep = open("out.txt", O_RDONLY);
+    struct stat before, after;
+    w = w && keep >= 0 && stat("out.txt", &before) == 0;
+    check(w && write_file("out.txt", "new\n") == 0 && holds("out.txt", "new\n"), "over a file: replaced");
+    check(stat("out.txt", &after) == 0 && after.st_ino != before.st_ino && after.st_nlink == 1,
+          "over a file: a new file under the name, with one link");
+    check(holds("other.txt", "old\n"), "over a file: another hard link keeps the old content");
+    char buf[16] = "";
+    check(keep >= 0 && pread(keep, buf, sizeof buf - 1, 0) == 4 && strcmp(buf, "old\n") == 0,
+          "over a file: a descriptor open on it reads the old content");
+    if (keep >= 0)
+        close(keep);
+
+    /* Over a symbolic link. */
+    w = write_file("target.txt", "target\n") == 0 && symlink("target.txt", "link.txt") == 0;
+    struct stat ls;
+    check(w && write_file("link.txt", "through\n") == 0 && lstat("link.txt", &ls) == 0 &&
+              S_ISREG(ls.st_mode) && holds("link.txt", "through\n") && holds("target.txt", "target\n"),
+          "over a symbolic link: the name becomes the file, the target untouched");
+
+    /* Over a folder. */
+    w = mkdir("folder", 0755) == 0 && write_file("folder/inside.txt", "inside\n") == 0;
+    struct stat fs;
+    check(w && write_file("folder", "file\n") != 0 && stat("folder", &fs) == 0 && S_ISDIR(fs.st_mode) &&
+              holds("folder/inside.txt", "inside\n"),
+          "over a folder: refused, the folder untouched");
+
+    /* A reader meanwhile: the name is never missing, never short. */
+    static const char a[] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n";
+    static const char b[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\n";
+    write_file("busy.txt", a);
+    int pipefd[2];
+    if (pipe(pipefd) != 0)
+        return 2;
+    pid_t reader = fork();
+    if (reader == 0) {
+        close(pipefd[0]);
+        long opens = 0, missing = 0, wrong = 0;
+        char got[256];
+        for (;;) {
+            int fd = open("busy.txt", O_RDONLY);
+            if (fd < 0) {
+                missing++;
+            } else {
+                ssize_t n = read(fd, got, sizeof got);
+                close(fd);
+                if (n != (ssize_t)strlen(a) || (memcmp(got, a, (size_t)n) != 0 && memcmp(got, b, (size_t)n) != 0))
+                    wrong++;
+            }
+            opens++;
+            if ((opens & 255) == 0) {
+                long v[3] = {opens, missing, wrong};
+                if (write(pipefd[1], v, sizeof v) != sizeof v)
+                    _exit(0);
+            }
+        }
+    }
+    close(pipefd[1]);
+    int commits = 0;
+    for (int i = 0; i < 2000; i++)
+        commits += write_file("busy.txt", i & 1 ? a : b) == 0;
+    long v[3] = {0, 0, 0}, last[3] = {0, 0, 0};
+    kill(reader, SIGKILL);
+    while (read(pipefd[0], v, sizeof v) == sizeof v)
+        memcpy(last, v, sizeof v);
+    waitpid(reader, NULL, 0);
+    printf("  %d commits; the reader opened the name %ld times: %ld missing, %ld short or mixed\n", commits,
+           last[0], last[1], last[2]);
+    check(commits == 2000 && last[0] > 0 && last[1] == 0 && last[2] == 0,
+          "a reader meanwhile never finds the name missing or short");
+
+    check(temporaries(".") == 0 && temporaries("folder") == 0, "no temporary file left");
+    return failed;
+}
