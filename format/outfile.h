@@ -29,8 +29,9 @@ int outfile_open_update(struct outfile *o, const char *path, char *err, size_t e
 /* Opens "<dir>/<name>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen);
 
-/* Flushes, closes and renames over the real name. Returns 0, or -1 with the message in err (the
- * temporary file is removed). */
+/* Flushes, closes and puts the file in place of the real name (renamed there, or exchanged with
+ * the regular file there, which is then removed: outfile.c). Returns 0, or -1 with the message
+ * in err (the temporary file is removed). */
 int outfile_commit(struct outfile *o, char *err, size_t errlen);
 
 /* Closes and removes the temporary file (after a failure). */

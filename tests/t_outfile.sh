@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # t_outfile: how every tool puts a finished output in place (format/outfile.c), built as the
 # tools build it, in a scratch folder (tests/outfile_unit.c): a new name; over a regular file
-# (another hard link and an open descriptor keep the old content); over a symbolic link; over a
-# folder (refused); a reader opening the name again and again while 2,000 commits replace it
-# never finds it missing or short; no temporary file left.
+# (exchanged, then the old one removed: another hard link and an open descriptor keep the old
+# content); over a symbolic link; over a folder (refused); a reader opening the name again and
+# again while 2,000 commits replace it never finds it missing or short; no temporary file left.
 set -u
 . "$ROOT/tests/lib.sh"
 pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
