@@ -8,6 +8,7 @@
 #include "interpose.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <errno.h>
 #include <time.h>
 #include <link.h>
@@ -55,14 +56,45 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
     return real_pthread_create(t, attr, fn, arg);
 }
 
-int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
+/* One CPU of the creator's, for a new thread pinned near it: the creator's current one when it
+ * runs under a normal policy and may run on more than one (a real-time creator could keep a
+ * pinned thread from ever running there), else -1. */
+static int pin_cpu(struct ps_thread_pin *pin)
+{
+    int policy = sched_getscheduler(0);
+    if (policy != SCHED_OTHER && policy != SCHED_BATCH)
+        return -1;
+    if (sched_getaffinity(0, sizeof pin->allowed, &pin->allowed) != 0 || CPU_COUNT(&pin->allowed) < 2)
+        return -1;
+    int cpu = sched_getcpu();
+    return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &pin->allowed) ? cpu : -1;
+}
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), struct ps_thread_pin *pin)
 {
     sigset_t all, before;
     sigfillset(&all);
     pthread_attr_t attr;
+    if (pin)
+        pin->cpu = -1;
     if (pthread_attr_init(&attr) == 0) {
-        int rc = pthread_attr_setsigmask_np(&attr, &all) == 0 ? ps_real_pthread_create(t, &attr, fn, NULL) : -1;
+        int rc = -1;
+        if (pthread_attr_setsigmask_np(&attr, &all) == 0) {
+            int cpu = pin ? pin_cpu(pin) : -1;
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            if (cpu >= 0) {
+                CPU_SET(cpu, &one);
+                if (pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0)
+                    pin->cpu = cpu; /* before the thread exists: it reads it */
+            }
+            rc = ps_real_pthread_create(t, &attr, fn, NULL);
+        }
         pthread_attr_destroy(&attr);
+        if (rc != 0 && pin && pin->cpu >= 0) { /* refused as pinned (the CPU gone): anywhere */
+            pin->cpu = -1;
+            return start_thread(t, fn, NULL);
+        }
         if (rc != -1)
             return rc;
     }
@@ -70,6 +102,28 @@ int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
     int rc = ps_real_pthread_create(t, NULL, fn, NULL);
     ps_real_pthread_sigmask(SIG_SETMASK, &before, NULL);
     return rc;
+}
+
+int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *))
+{
+    return start_thread(t, fn, NULL);
+}
+
+int ps_start_shim_thread_near(pthread_t *t, void *(*fn)(void *), struct ps_thread_pin *pin)
+{
+    return start_thread(t, fn, pin);
+}
+
+void ps_shim_thread_unpin(struct ps_thread_pin *pin)
+{
+    if (pin->cpu < 0)
+        return;
+    cpu_set_t now;
+    /* Only from the CPU the start chose: a mask someone else set since (taskset -a, a cpuset
+     * that changed) is theirs, and stays. */
+    if (sched_getaffinity(0, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 && CPU_ISSET(pin->cpu, &now))
+        sched_setaffinity(0, sizeof pin->allowed, &pin->allowed);
+    pin->cpu = -1;
 }
 
 void ps_join_shim_thread(pthread_t t, const char *what)

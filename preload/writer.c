@@ -864,6 +864,11 @@ void writer_host_pass(long period_ms)
     pthread_mutex_unlock(&pass_lock);
 }
 
+/* The writer starts on its creator's CPU and stays there until its first pass: a short process
+ * (a build's compiler, a shell's fork child on its way to exec) ends before that, and a thread
+ * that never ran on another CPU costs it less (interpose.h). */
+static struct ps_thread_pin writer_pin;
+
 static void *writer_main(void *arg)
 {
     (void)arg; /* every signal blocked from the start (ps_start_shim_thread) */
@@ -905,6 +910,7 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&pass_lock);
         pass_locked();
         pthread_mutex_unlock(&pass_lock);
+        ps_shim_thread_unpin(&writer_pin); /* a process that got here is not a short one */
         meta_own_thread_cpu_due(META_OWN_WRITER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished: end with them */
@@ -922,7 +928,7 @@ int writer_start(void)
         return 0;
     atomic_store(&stop_requested, 0);
     writer_started_ns = ps_now_ns();
-    if (ps_start_shim_thread(&writer_thread, writer_main) != 0) {
+    if (ps_start_shim_thread_near(&writer_thread, writer_main, &writer_pin) != 0) {
         ps_log("cannot start the writer thread: samples are flushed only at exit");
         return -1;
     }
