@@ -31,7 +31,7 @@ int ps_start_shim_thread(pthread_t *t, void *(*fn)(void *));
 /* The same, the thread pinned to the creator's current CPU until it calls ps_shim_thread_unpin
  * (pin->cpu -1 when it was not: one allowed CPU, a real-time creator, a refusal). A short
  * process's thread that never leaves its creator's CPU costs it less: on this 2-CPU VM the
- * shim's cost per fork+exec fell 0.79 -> 0.65 ms of CPU (docs/shim.md, "What a process pays"). */
+ * shim's cost per fork+exec fell 0.77 -> 0.63 ms of CPU (docs/shim.md, "What a process pays"). */
 struct ps_thread_pin {
     int cpu;
     cpu_set_t allowed; /* the creator's CPUs, given back by the unpin */
