@@ -1,7 +1,9 @@
 /* samples.c: the stack sample file reader (see samples.h for the rules it applies). It reads the
  * file in blocks of whole records (SAMPLES_BLOCK_BYTES, or one record when a record is larger)
- * and hands out records from the block, frames in place where the host is little endian. It must
- * never hold more than one block, never trust the header's count, and never crash on any bytes. */
+ * and hands out records from the block, frames in place where the host is little endian; a big
+ * file's blocks are views into its mapping (filemap.h). It must never hold more than one block
+ * (a mapping's pages are given back behind the block), never trust the header's count, never
+ * crash on any bytes, and never hand out a record read after its mapped file was cut short. */
 #include "samples.h"
 #include "runfolder.h"
 #include "textfile.h"
@@ -9,6 +11,7 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,7 @@ int samples_open(struct samples_file *sf, const char *path, char *err, size_t er
         goto fail;
     }
     sf->f = f;
+    sf->size = (uint64_t)st.st_size;
     return 0;
 fail:
     fclose(f);
@@ -97,6 +101,23 @@ static int fill(struct samples_file *sf)
 {
     uint64_t left = sf->records - sf->done;
     size_t want = left < sf->block_records ? (size_t)left : sf->block_records;
+    /* Mapped at the first block, not at open: a caller that only wants the header and the
+     * count (a progress total) starts no thread. */
+    if (!sf->map_tried) {
+        sf->map_tried = 1;
+        sf->mapped = sf->size >= SAMPLES_MAP_MIN_BYTES && sf->size <= SIZE_MAX &&
+                     filemap_open(&sf->map, fileno(sf->f), (size_t)sf->size) == 0;
+    }
+    if (sf->mapped) {
+        /* records never counts past the size at open, which the mapping holds whole */
+        size_t off = SAMPLEFILE_HEADER_BYTES + (size_t)sf->done * sf->record_bytes;
+        filemap_consumed(&sf->map, off);
+        sf->blk = sf->map.base + off;
+        sf->at = 0;
+        sf->in_block = want;
+        return want > 0 ? 1 : 0;
+    }
+    sf->blk = sf->raw;
     size_t got = fread(sf->raw, sf->record_bytes, want, sf->f);
     if (got < want) {
         if (ferror(sf->f)) {
@@ -134,7 +155,7 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
         if (rc <= 0)
             return rc;
     }
-    const unsigned char *r = sf->raw + sf->at * sf->record_bytes;
+    const unsigned char *r = sf->blk + sf->at * sf->record_bytes;
     sf->at++;
     s->time_ns = le64_at(r + SAMPLEFILE_REC_TIME);
     s->tid = le32_at(r + SAMPLEFILE_REC_TID);
@@ -152,20 +173,39 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
     }
     s->comm[SAMPLEFILE_COMM_BYTES] = '\0';
 #if __BYTE_ORDER == __LITTLE_ENDIAN
-    /* In place: the block is malloc'd and a record is 32 + 8 * max_frames bytes, so every
-     * record's frames start 8-byte aligned. */
+    /* In place: the block is malloc'd (or a view into a page-aligned mapping, at 40 + a whole
+     * number of records) and a record is 32 + 8 * max_frames bytes, so every record's frames
+     * start 8-byte aligned. */
     s->frames = (const uint64_t *)(const void *)(r + SAMPLEFILE_REC_FRAMES);
 #else
     for (uint32_t i = 0; i < n; i++)
         sf->frames[i] = le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)i);
     s->frames = sf->frames;
 #endif
+    if (sf->mapped && filemap_shrank(&sf->map)) {
+        /* Cut short while mapped: this record may have read zeros, so neither it nor any after
+         * it is used; the file ends here, as a cut one. */
+        sf->shrunk = 1;
+        sf->cut = 1;
+        sf->records = sf->done;
+        struct stat st; /* how many of those handed out lay past the cut (read as zeros) */
+        if (fstat(fileno(sf->f), &st) == 0 && (uint64_t)st.st_size >= SAMPLEFILE_HEADER_BYTES) {
+            uint64_t whole = ((uint64_t)st.st_size - SAMPLEFILE_HEADER_BYTES) / sf->record_bytes;
+            sf->after_cut = sf->done > whole ? sf->done - whole : 0;
+        } else {
+            sf->after_cut = sf->done;
+        }
+        return 0;
+    }
     sf->done++;
     return 1;
 }
 
 void samples_close(struct samples_file *sf)
 {
+    if (sf->mapped)
+        filemap_close(&sf->map);
+    sf->mapped = 0;
     if (sf->f)
         fclose(sf->f);
     free(sf->raw);
@@ -195,7 +235,11 @@ void samples_note(const struct samples_file *sf, char *buf, size_t len)
     if (sf->hdr.count > sf->held)
         NOTE("header says %llu records, file holds %llu", (unsigned long long)sf->hdr.count,
              (unsigned long long)sf->held);
-    if (sf->cut)
+    if (sf->shrunk)
+        NOTE("the file was cut short while being read: %llu records used, %llu of them from past "
+             "the cut (read before the cut, or as zeros after it)",
+             (unsigned long long)sf->done, (unsigned long long)sf->after_cut);
+    else if (sf->cut)
         NOTE("file ends mid-record (cut write)");
     if (sf->beyond_count)
         NOTE("%llu whole records after the header's count, not used",

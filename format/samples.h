@@ -20,9 +20,13 @@
 #include <stdio.h>
 
 #include "samplefile.h"
+#include "filemap.h"
 
 /* Bytes read at a time: whole records, one at least. */
 #define SAMPLES_BLOCK_BYTES (1u << 20)
+/* Files of at least this many bytes are mapped (filemap.h) rather than read: the blocks are then
+ * views into the mapping, read ahead on filemap's thread. */
+#define SAMPLES_MAP_MIN_BYTES (2u << 20)
 
 struct samples_header {
     uint64_t count;       /* records, as the header says (may exceed what the file holds) */
@@ -54,7 +58,13 @@ struct samples_file {
     uint64_t clamped;       /* records whose nframes exceeded max_frames */
     size_t record_bytes;
     FILE *f;
-    unsigned char *raw;     /* one block: block_records records */
+    unsigned char *raw;     /* one block: block_records records (read files) */
+    const unsigned char *blk; /* the block handed out: raw, or a view into the mapping */
+    uint64_t size;          /* bytes at open */
+    struct filemap map;
+    int map_tried, mapped;
+    int shrunk;             /* a mapped file cut short while being read (filemap.h) */
+    uint64_t after_cut;     /* records handed out from past that cut: they read zeros */
     size_t block_records;
     size_t in_block, at;    /* records read into the block, and handed out of it */
     int error, error_told;  /* a read error (errno), and whether samples_next() returned -1 */
