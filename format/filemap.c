@@ -1,12 +1,14 @@
 /* filemap.c: see filemap.h. The SIGBUS handler must do nothing but async-signal-safe system
- * calls and atomic loads, keep errno, and never take a fault that is not in a live mapping of
- * this file's for its own: that one goes to the handler before it, or ends the process as it
- * would have. A mapping is in the registry only while it is mapped (added after mmap, removed
- * before munmap). */
+ * calls and atomic loads and stores, keep errno, act only on a consistent view of a registry
+ * entry (its sequence even and the same before and after), and never take a fault that is not
+ * in a live mapping of this file's for its own: that one goes to the disposition before it, as
+ * it would have without filemap. A mapping is in the registry only while it is mapped (added
+ * after mmap, removed before munmap). */
 #include "filemap.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,73 +19,113 @@
 
 #define REGISTRY 16 /* mappings live at once (a reader thread and a replaying one use one each) */
 
-#define CLAIMED ((uintptr_t)1) /* an entry being filled in, which the handler passes over */
-
+/* An entry is written under its sequence (odd while being written), and read by the handler as
+ * a seqlock: base, len and the flag are only believed when the sequence was even and unchanged
+ * around them, so an entry being taken or given back by another thread is never half read. */
 static struct entry {
-    _Atomic uintptr_t base; /* 0: free; CLAIMED: being filled in */
-    size_t len;
-    _Atomic int *shrank;
+    _Atomic unsigned seq;
+    _Atomic uintptr_t base; /* 0: free */
+    _Atomic size_t len;
+    _Atomic int shrank;
 } registry[REGISTRY];
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static struct sigaction before; /* the disposition filemap's handler replaced */
 static int installed;
+static uintptr_t page_size;
+
+/* A fault the kernel raised for an access (made again when the handler returns), rather than a
+ * SIGBUS sent, or an asynchronous machine-check report. */
+static int from_access(const siginfo_t *si)
+{
+    return si->si_code == BUS_ADRALN || si->si_code == BUS_ADRERR || si->si_code == BUS_OBJERR ||
+           si->si_code == BUS_MCEERR_AR;
+}
+
+static int zero_rest(uintptr_t a)
+{
+    for (int i = 0; i < REGISTRY; i++) {
+        unsigned s0 = atomic_load(&registry[i].seq);
+        if (s0 & 1)
+            continue;
+        uintptr_t b = atomic_load(&registry[i].base);
+        size_t len = atomic_load(&registry[i].len);
+        if (atomic_load(&registry[i].seq) != s0 || !b || a < b || a - b >= len)
+            continue;
+        uintptr_t page = a & ~(page_size - 1);
+        if (mmap((void *)page, len - (size_t)(page - b), PROT_READ,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+            return 0;
+        atomic_store(&registry[i].shrank, 1);
+        return 1;
+    }
+    return 0;
+}
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
-    uintptr_t a = (uintptr_t)si->si_addr;
-    for (int i = 0; i < REGISTRY; i++) {
-        uintptr_t b = atomic_load_explicit(&registry[i].base, memory_order_acquire);
-        if (b <= CLAIMED || a < b || a - b >= registry[i].len)
-            continue;
-        uintptr_t page = a & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1); /* sysconf: a read, safe */
-        size_t rest = registry[i].len - (size_t)(page - b);
-        if (mmap((void *)page, rest, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
-            MAP_FAILED) {
-            atomic_store_explicit(registry[i].shrank, 1, memory_order_release);
-            errno = saved;
-            return; /* the faulting access reads zeros */
-        }
-        break;
+    if (from_access(si) && zero_rest((uintptr_t)si->si_addr)) {
+        errno = saved;
+        return; /* the access that faulted reads zeros */
     }
-    /* Not ours (or no zeros could be mapped): as without filemap. */
+    /* Not ours: as the disposition before would have it. */
     if (before.sa_flags & SA_SIGINFO) {
         before.sa_sigaction(sig, si, uc);
     } else if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
         before.sa_handler(sig);
-    } else {
+    } else if (from_access(si)) {
+        signal(SIGBUS, SIG_DFL); /* the access is made again on return: the kernel's action */
+    } else if (before.sa_handler == SIG_DFL) {
         signal(SIGBUS, SIG_DFL);
-        if (si->si_code <= 0)
-            raise(SIGBUS); /* sent (kill): again, to the default action */
-        /* a fault: the access is made again on return and ends the process */
-    }
+        raise(SIGBUS); /* sent, or reported: the default action, once this handler returns */
+    } /* else sent while ignored: ignored */
     errno = saved;
 }
 
 static void install(void)
 {
+    page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    if (sigaction(SIGBUS, NULL, &before) != 0)
+        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigfillset(&sa.sa_mask);
-    installed = sigaction(SIGBUS, &sa, &before) == 0;
+    /* The previous handler's restart and stack, which it is called under. */
+    sa.sa_flags = SA_SIGINFO | (before.sa_flags & (SA_RESTART | SA_ONSTACK));
+    sa.sa_mask = before.sa_mask;
+    sigaddset(&sa.sa_mask, SIGBUS);
+    installed = sigaction(SIGBUS, &sa, NULL) == 0;
 }
 
 static int registry_add(struct filemap *m)
 {
     for (int i = 0; i < REGISTRY; i++) {
-        uintptr_t expect = 0;
-        if (atomic_load(&registry[i].base) ||
-            !atomic_compare_exchange_strong(&registry[i].base, &expect, CLAIMED))
+        unsigned s = atomic_load(&registry[i].seq);
+        /* an even sequence with no base: free; taking it makes the sequence odd */
+        if ((s & 1) || atomic_load(&registry[i].base) ||
+            !atomic_compare_exchange_strong(&registry[i].seq, &s, s + 1))
             continue;
-        registry[i].len = m->len;
-        registry[i].shrank = &m->shrank;
-        atomic_store_explicit(&registry[i].base, (uintptr_t)m->base, memory_order_release);
+        atomic_store(&registry[i].len, m->len);
+        atomic_store(&registry[i].shrank, 0);
+        atomic_store(&registry[i].base, (uintptr_t)m->base);
+        atomic_store(&registry[i].seq, s + 2);
         return i;
     }
     return -1;
+}
+
+static void registry_remove(int i)
+{
+    unsigned s = atomic_load(&registry[i].seq);
+    atomic_store(&registry[i].seq, s + 1);
+    atomic_store(&registry[i].base, 0);
+    atomic_store(&registry[i].seq, s + 2);
+}
+
+int filemap_shrank(const struct filemap *m)
+{
+    return m->slot >= 0 && atomic_load(&registry[m->slot].shrank);
 }
 
 static void *ahead_main(void *arg)
@@ -91,6 +133,10 @@ static void *ahead_main(void *arg)
     struct filemap *m = arg;
     pthread_mutex_lock(&m->mu);
     while (!m->stop && m->populated < m->len) {
+        /* Behind the reader (this thread was kept off a CPU): from the reader on, never the
+         * pages it has given back. */
+        if (m->populated < m->consumed)
+            m->populated = m->consumed / page_size * page_size;
         if (m->populated >= m->consumed + FILEMAP_STEP) {
             m->waiting = 1;
             pthread_cond_wait(&m->cv, &m->mu);
@@ -104,7 +150,8 @@ static void *ahead_main(void *arg)
         pthread_mutex_lock(&m->mu);
         if (rc != 0)
             break; /* the reader faults its pages in itself */
-        m->populated = at + n;
+        if (m->populated == at)
+            m->populated = at + n;
     }
     pthread_mutex_unlock(&m->mu);
     return NULL;
@@ -127,6 +174,7 @@ int filemap_open(struct filemap *m, int fd, size_t len)
     m->slot = registry_add(m);
     if (m->slot < 0) {
         munmap(p, len);
+        m->base = NULL;
         return -1;
     }
     madvise(p, len, MADV_SEQUENTIAL);
@@ -148,8 +196,7 @@ int filemap_open(struct filemap *m, int fd, size_t len)
 
 void filemap_consumed(struct filemap *m, size_t upto)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t done = upto / page * page;
+    size_t done = upto / page_size * page_size;
     if (done > m->released + FILEMAP_STEP / 2) {
         madvise((void *)(m->base + m->released), done - m->released, MADV_DONTNEED);
         m->released = done;
@@ -177,7 +224,8 @@ void filemap_close(struct filemap *m)
         pthread_mutex_destroy(&m->mu);
         m->ahead_started = 0;
     }
-    atomic_store_explicit(&registry[m->slot].base, 0, memory_order_release);
+    registry_remove(m->slot);
     munmap((void *)m->base, m->len);
     m->base = NULL;
+    m->slot = -1;
 }

@@ -13,24 +13,26 @@
 #define PERFSCOPE_FILEMAP_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes populated at a time, and how far ahead of the reader the populating stays: what the
- * mapping holds in memory at most is about twice this much. */
+/* Bytes populated at a time, and how far ahead of the reader the populating goes: the mapping
+ * holds about three times this much of the file at most (a step being populated, one ahead of
+ * the reader, half of one not given back yet, and the reader's block). */
 #define FILEMAP_STEP ((size_t)4 << 20)
 
+/* An open mapping. It must not move between filemap_open and filemap_close: its thread holds
+ * a pointer to it. */
 struct filemap {
     const unsigned char *base;
     size_t len;
-    _Atomic int shrank;   /* set by the SIGBUS handler */
-    int slot;             /* the handler's registry entry */
+    int slot;             /* the handler's registry entry, -1 when none */
     pthread_t ahead;
     int ahead_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    size_t populated, consumed, released; /* under mu (released: the reader's alone) */
+    size_t populated, consumed; /* under mu */
+    size_t released;      /* the reader's alone */
     int stop, waiting;
 };
 
@@ -42,11 +44,9 @@ int filemap_open(struct filemap *m, int fd, size_t len);
  * the pages wholly before it are given back. */
 void filemap_consumed(struct filemap *m, size_t upto);
 
-/* Whether the file was found cut short while mapped (a page past its new end was touched). */
-static inline int filemap_shrank(struct filemap *m)
-{
-    return atomic_load_explicit(&m->shrank, memory_order_acquire);
-}
+/* Whether a page past the file's end was touched since it was mapped (the file was cut short, or
+ * a read of it failed): what was read there and after it is zeros. */
+int filemap_shrank(const struct filemap *m);
 
 /* Stops the populating thread and unmaps. */
 void filemap_close(struct filemap *m);

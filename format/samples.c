@@ -3,7 +3,9 @@
  * and hands out records from the block, frames in place where the host is little endian; a big
  * file's blocks are views into its mapping (filemap.h). It must never hold more than one block
  * (a mapping's pages are given back behind the block), never trust the header's count, never
- * crash on any bytes, and never hand out a record read after its mapped file was cut short. */
+ * crash on any bytes, and never hand out a mapped record it did not read whole from the file.
+ * (A file cut after a record was handed out, before its caller read the frames, gives the caller
+ * zeros there; the note counts every record handed out that lies past the cut.) */
 #include "samples.h"
 #include "runfolder.h"
 #include "textfile.h"
@@ -95,6 +97,47 @@ fail:
     return -1;
 }
 
+/* The mapped file's size now, or -1. */
+static int64_t size_now(const struct samples_file *sf)
+{
+    struct stat st;
+    return fstat(fileno(sf->f), &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+/* The mapped file is now `now` bytes, shorter than before: its records end at its last whole
+ * one (or where the reader already is, past it), as for a file cut before it was opened; the
+ * note counts the records handed out from past the cut. */
+static void mapped_cut(struct samples_file *sf, uint64_t now)
+{
+    uint64_t body = now > SAMPLEFILE_HEADER_BYTES ? now - SAMPLEFILE_HEADER_BYTES : 0;
+    uint64_t whole = body / sf->record_bytes, end = whole > sf->done ? whole : sf->done;
+    sf->shrunk = 1;
+    sf->cut = 1;
+    sf->size = now;
+    if (sf->done > whole && sf->done - whole > sf->after_cut)
+        sf->after_cut = sf->done - whole;
+    if (end < sf->records)
+        sf->records = end;
+}
+
+/* The record at sf->done read (some) zeros: the file was cut under it, and the records end
+ * there (0), or a page could not be read though the file is no shorter (-1, a read error). */
+static int mapped_stop(struct samples_file *sf)
+{
+    int64_t now = size_now(sf);
+    if (now >= 0 && (uint64_t)now >= sf->size) {
+        sf->records = sf->done;
+        sf->error = EIO;
+        reader_error(sf->error_msg, sizeof sf->error_msg, sf->path,
+                     "read error at record %llu: a page of the file could not be read",
+                     (unsigned long long)sf->done);
+        return -1;
+    }
+    mapped_cut(sf, now >= 0 ? (uint64_t)now : 0);
+    sf->records = sf->done;
+    return 0;
+}
+
 /* The next block of whole records into sf->raw: 1, 0 at the end (a file that shrank after open
  * ends at its last whole record, as a cut file), -1 on a read error. */
 static int fill(struct samples_file *sf)
@@ -109,7 +152,16 @@ static int fill(struct samples_file *sf)
                      filemap_open(&sf->map, fileno(sf->f), (size_t)sf->size) == 0;
     }
     if (sf->mapped) {
-        /* records never counts past the size at open, which the mapping holds whole */
+        /* records never counts past the size at open, which the mapping holds whole; a file
+         * cut since (one fstat a block) ends at the block's start */
+        int64_t now = size_now(sf);
+        if (now >= 0 && (uint64_t)now < sf->size) {
+            mapped_cut(sf, (uint64_t)now);
+            if (sf->done >= sf->records)
+                return 0;
+            if (want > sf->records - sf->done)
+                want = (size_t)(sf->records - sf->done);
+        }
         size_t off = SAMPLEFILE_HEADER_BYTES + (size_t)sf->done * sf->record_bytes;
         filemap_consumed(&sf->map, off);
         sf->blk = sf->map.base + off;
@@ -156,6 +208,29 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
             return rc;
     }
     const unsigned char *r = sf->blk + sf->at * sf->record_bytes;
+    if (sf->mapped) {
+        /* A record is handed out only once what of it is used was read from the file: its last
+         * byte touched first (a page past a cut faults, and reads zeros: filemap.h), and a record
+         * with zeros where the shim never writes any (a time of 0, a last frame of 0: what a cut
+         * leaves in the rest of its own page) checked against the file's size. */
+        (void)*(volatile const unsigned char *)(r + sf->record_bytes - 1);
+        uint32_t used = le32_at(r + SAMPLEFILE_REC_NFRAMES);
+        if (used > sf->hdr.max_frames)
+            used = (uint32_t)sf->hdr.max_frames;
+        uint64_t end = SAMPLEFILE_HEADER_BYTES + sf->done * (uint64_t)sf->record_bytes +
+                       SAMPLEFILE_REC_FRAMES + 8 * (uint64_t)used;
+        int zeros = le64_at(r + SAMPLEFILE_REC_TIME) == 0 ||
+                    (used && le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)(used - 1)) == 0);
+        int64_t now;
+        if (filemap_shrank(&sf->map) || (zeros && (now = size_now(sf)) >= 0 && (uint64_t)now < end)) {
+            int rc = mapped_stop(sf);
+            if (rc < 0) {
+                sf->error_told = 1;
+                snprintf(err, errlen, "%s", sf->error_msg);
+            }
+            return rc;
+        }
+    }
     sf->at++;
     s->time_ns = le64_at(r + SAMPLEFILE_REC_TIME);
     s->tid = le32_at(r + SAMPLEFILE_REC_TID);
@@ -182,21 +257,6 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
         sf->frames[i] = le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)i);
     s->frames = sf->frames;
 #endif
-    if (sf->mapped && filemap_shrank(&sf->map)) {
-        /* Cut short while mapped: this record may have read zeros, so neither it nor any after
-         * it is used; the file ends here, as a cut one. */
-        sf->shrunk = 1;
-        sf->cut = 1;
-        sf->records = sf->done;
-        struct stat st; /* how many of those handed out lay past the cut (read as zeros) */
-        if (fstat(fileno(sf->f), &st) == 0 && (uint64_t)st.st_size >= SAMPLEFILE_HEADER_BYTES) {
-            uint64_t whole = ((uint64_t)st.st_size - SAMPLEFILE_HEADER_BYTES) / sf->record_bytes;
-            sf->after_cut = sf->done > whole ? sf->done - whole : 0;
-        } else {
-            sf->after_cut = sf->done;
-        }
-        return 0;
-    }
     sf->done++;
     return 1;
 }

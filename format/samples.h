@@ -46,7 +46,9 @@ struct sample {
     const uint64_t *frames;
 };
 
-/* An open sample file. Fields are read-only for callers. */
+/* An open sample file. Fields are read-only for callers. It must not be moved or copied between
+ * samples_open and samples_close: a mapped file's populating thread holds a pointer into it
+ * (filemap.h). */
 struct samples_file {
     const char *path;       /* as given to samples_open (not copied) */
     struct samples_header hdr;

@@ -3,13 +3,13 @@
  * Each case writes DIR/cut.bin (20,000 records of 30 frames, 5.4 MB, every record's time, tid
  * and frames telling its index), reads some records, truncates the file, reads on to the end:
  * - the reader never crashes and ends with 0, never -1;
- * - every record handed out before the cut is the one written at its index;
  * - none is handed out from past the cut's page (records there read as zeros, which
  *   SIGBUS-and-zeros would give: the reader stops at the first fault);
  * - the note says the file was cut short while being read, and how many records came from
  *   past the cut (the ones not as written).
- * Cases: cut at record 7,000 after reading 5,000; cut to the header alone after reading 1;
- * and a file not cut (all 20,000, no note). Then a SIGBUS sent by kill to this process still
+ * Cases: cut at record 7,000 after reading 5,000; cut to the header alone after reading 1; cut
+ * 100 bytes short of the end after reading 19,000 (inside the last page: nothing faults); and a
+ * file not cut (all 20,000, no note). Then a SIGBUS sent by kill to this process still
  * ends it with SIGBUS (the handler passes what is not its own on): checked by the caller. */
 #include "samples.h"
 
@@ -96,19 +96,18 @@ static void one_case(const char *path, uint64_t before, long long cut_bytes, con
     samples_close(&sf);
     size_t rb = samplefile_record_bytes(FRAMES);
     uint64_t whole = cut_bytes < 0 ? RECORDS : (uint64_t)(cut_bytes - SAMPLEFILE_HEADER_BYTES) / rb;
-    /* the cut's own page keeps its bytes before the cut and zeros after it, with no fault */
-    uint64_t page_end = cut_bytes < 0 ? RECORDS : ((uint64_t)cut_bytes + 4095) / 4096 * 4096;
-    uint64_t most = cut_bytes < 0 ? RECORDS : (page_end - SAMPLEFILE_HEADER_BYTES + rb - 1) / rb;
+    /* the records read before the cut, and those wholly before it: nothing read after the cut
+     * from past it (zeros: the rest of the cut's page, and the SIGBUS-and-zeros past it) */
+    uint64_t most = whole > before ? whole : before;
     printf("  %s: %llu records handed out, %llu not the ones written; whole records before the cut %llu; note: %s\n",
            name, (unsigned long long)got, (unsigned long long)wrong, (unsigned long long)whole, note);
     snprintf(what, sizeof what, "%s: the reading ends with 0 (rc %d)", name, rc);
     check(rc == 0, what);
-    snprintf(what, sizeof what, "%s: at least the records read before the cut", name);
-    check(got >= (before < whole ? before : whole), what);
-    snprintf(what, sizeof what, "%s: none from past the cut's page (at most %llu)", name, (unsigned long long)most);
-    check(got <= most, what);
-    snprintf(what, sizeof what, "%s: every record before the cut is the one written", name);
-    check(wrong <= got - (got < whole ? got : whole), what);
+    snprintf(what, sizeof what, "%s: every whole record before the cut, and those read before it, no more (%llu)",
+             name, (unsigned long long)most);
+    check(got == most, what);
+    snprintf(what, sizeof what, "%s: every record handed out is the one written", name);
+    check(wrong == 0, what);
     snprintf(what, sizeof what, "%s: the note %s", name, cut_bytes < 0 ? "is empty" : "says the file was cut short");
     check(cut_bytes < 0 ? note[0] == '\0' : strstr(note, "cut short while being read") != NULL, what);
     if (cut_bytes >= 0) {
@@ -128,6 +127,7 @@ int main(int argc, char **argv)
     size_t rb = samplefile_record_bytes(FRAMES);
     one_case(path, 5000, (long long)(SAMPLEFILE_HEADER_BYTES + 7000 * rb + rb / 2), "cut at record 7000");
     one_case(path, 1, SAMPLEFILE_HEADER_BYTES, "cut to the header");
+    one_case(path, 19000, (long long)(SAMPLEFILE_HEADER_BYTES + RECORDS * rb - 100), "cut inside the last page");
     one_case(path, 0, -1, "not cut");
     if (argc > 2 && strcmp(argv[2], "kill") == 0) {
         fflush(stdout);
