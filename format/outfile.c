@@ -19,6 +19,7 @@ static int open_tmp(struct outfile *o, const char *path, int update, char *err, 
 {
     o->f = NULL;
     o->buf = NULL;
+    o->derived = 0;
     int n = snprintf(o->path, sizeof o->path, "%s", path);
     int m = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof o->path || m < 0 || (size_t)m >= sizeof o->tmp) {
@@ -62,7 +63,10 @@ int outfile_open(struct outfile *o, const char *dir, const char *name, char *err
     char path[sizeof o->path];
     if (runfolder_path(path, sizeof path, dir, name, err, errlen) != 0)
         return -1;
-    return outfile_open_path(o, path, err, errlen);
+    if (outfile_open_path(o, path, err, errlen) != 0)
+        return -1;
+    o->derived = 1;
+    return 0;
 }
 
 int outfile_make_dirs(const char *path, unsigned mode)
@@ -105,24 +109,31 @@ int outfile_write_all(const char *path, const char *data, size_t len, char *err,
     return outfile_commit(&o, err, errlen);
 }
 
-/* Into place. Over a regular file the two names are exchanged (renameat2 RENAME_EXCHANGE) and
- * the old file, now under the temporary name, removed: the real name holds the old file, then
- * the new one, never nothing, as with rename. A plain rename over a file makes ext4
- * (auto_da_alloc) allocate and start writing the new file out before it returns: 3.4-3.9 ms for
- * the bench's 3.4 MB trace.json on this VM, on the symbolizer's longest path at every re-run,
- * against 0.02 ms for the exchange and 1.4 ms for the old file's removal (its cached pages
- * freed); 34.3 -> 30.3 ms for the whole tool (12 alternated pairs, each on its own folder). The
- * price is ext4's promise for a crash soon after: an output replaced this way may then come
- * back empty, as a new one always could; every output is rebuilt from the run folder by running
- * the tool again. Anything but a regular file there (a link, a folder, a file system without
- * the exchange) takes the plain rename, which fails over a folder. */
+/* Into place. A derived output (outfile_open: the symbolizer's, rebuilt from the run folder by
+ * running it again) over a regular file is exchanged with it (renameat2 RENAME_EXCHANGE) and the
+ * old file, now under the temporary name, removed: the real name holds the old file, then the
+ * new one, never nothing, as with rename. A plain rename over a file makes ext4 (auto_da_alloc)
+ * allocate and start writing the new file out before it returns: 3.4-3.9 ms for the bench's 3.4
+ * MB trace.json on this VM, on the symbolizer's longest path at every re-run, against 0.02 ms
+ * for the exchange and 1.4 ms for the old file's removal (its cached pages freed); 34.3 -> 30.3
+ * ms for the whole tool (12 alternated pairs, each on its own folder). The price is ext4's
+ * promise for a crash soon after: an output replaced this way may then come back empty, as a
+ * new one always could, which only a file rebuilt by running the tool again may pay; every
+ * other file (run.json, a matrix's results, launcher.json) is renamed over. Anything but a
+ * regular file there (a link, a folder, a file system without the exchange) takes the rename,
+ * which fails over a folder; if the old file cannot be removed (a folder put there meanwhile),
+ * the names are exchanged back and the commit fails as the rename would. */
 static int into_place(const struct outfile *o)
 {
     struct stat st;
-    if (lstat(o->path, &st) == 0 && S_ISREG(st.st_mode) &&
+    if (o->derived && lstat(o->path, &st) == 0 && S_ISREG(st.st_mode) &&
         renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_EXCHANGE) == 0) {
-        unlink(o->tmp);
-        return 0;
+        if (unlink(o->tmp) == 0)
+            return 0;
+        int saved = errno;
+        renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_EXCHANGE); /* as it was */
+        errno = saved;
+        return -1;
     }
     return rename(o->tmp, o->path);
 }

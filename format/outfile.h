@@ -17,6 +17,8 @@ struct outfile {
     char *buf;         /* OUTFILE_BUFFER_BYTES, or NULL (stdio's own buffer then) */
     char path[4096];
     char tmp[4096 + 32];
+    int derived;       /* a run folder's output the symbolizer rebuilds (outfile_open): put in
+                        * place by exchange (outfile.c) */
 };
 
 /* Opens "<path>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
@@ -26,12 +28,14 @@ int outfile_open_path(struct outfile *o, const char *path, char *err, size_t err
  * writes through the descriptor (fileno(o->f)); committed and renamed as any other. */
 int outfile_open_update(struct outfile *o, const char *path, char *err, size_t errlen);
 
-/* Opens "<dir>/<name>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
+/* Opens "<dir>/<name>.tmp.<pid>" for writing: an output derived from the run folder <dir>, which
+ * running the symbolizer again rebuilds (outfile_commit exchanges it with the old one). Returns
+ * 0, or -1 with "<path>: <why>" in err. */
 int outfile_open(struct outfile *o, const char *dir, const char *name, char *err, size_t errlen);
 
-/* Flushes, closes and puts the file in place of the real name (renamed there, or exchanged with
- * the regular file there, which is then removed: outfile.c). Returns 0, or -1 with the message
- * in err (the temporary file is removed). */
+/* Flushes, closes and puts the file in place of the real name (renamed there; a derived output
+ * is exchanged with the regular file there, which is then removed: outfile.c). Returns 0, or -1
+ * with the message in err (the temporary file is removed). */
 int outfile_commit(struct outfile *o, char *err, size_t errlen);
 
 /* Closes and removes the temporary file (after a failure). */

@@ -61,7 +61,7 @@ int ps_real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)
  * pinned thread from ever running there), else -1. */
 static int pin_cpu(struct ps_thread_pin *pin)
 {
-    int policy = sched_getscheduler(0);
+    int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
     if (policy != SCHED_OTHER && policy != SCHED_BATCH)
         return -1;
     if (sched_getaffinity(0, sizeof pin->allowed, &pin->allowed) != 0 || CPU_COUNT(&pin->allowed) < 2)

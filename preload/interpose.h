@@ -37,7 +37,10 @@ struct ps_thread_pin {
     cpu_set_t allowed; /* the creator's CPUs, given back by the unpin */
 };
 int ps_start_shim_thread_near(pthread_t *t, void *(*fn)(void *), struct ps_thread_pin *pin);
-/* On the pinned thread itself: back to the creator's CPUs, unless its mask was changed since. */
+/* On the pinned thread itself: back to the creator's CPUs, unless its mask was changed since
+ * (a mask someone set to exactly the pinned CPU cannot be told from the pin, and is widened). A
+ * real-time thread the target later runs busy on that CPU keeps the pinned thread from running
+ * until it yields the CPU: the start checks only the creator's policy. */
 void ps_shim_thread_unpin(struct ps_thread_pin *pin);
 /* Joins a thread of the shim's own on a way out, waiting for it at most 2 s: one held by
  * something the leaving thread itself holds (the loader's lock, in a library's constructor that

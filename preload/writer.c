@@ -864,9 +864,10 @@ void writer_host_pass(long period_ms)
     pthread_mutex_unlock(&pass_lock);
 }
 
-/* The writer starts on its creator's CPU and stays there until its first pass: a short process
- * (a build's compiler, a shell's fork child on its way to exec) ends before that, and a thread
- * that never ran on another CPU costs it less (interpose.h). */
+/* The writer starts on its creator's CPU and stays there until it first wakes (10 ms after its
+ * start at the earliest, or whenever it is woken): a short process (a build's compiler, a
+ * shell's fork child on its way to exec) ends before that, and a thread that never ran on
+ * another CPU costs it less (interpose.h). It starts no thread of its own before then. */
 static struct ps_thread_pin writer_pin;
 
 static void *writer_main(void *arg)
@@ -901,6 +902,10 @@ static void *writer_main(void *arg)
         /* While hosted the first sample after an idle stretch waits for the watcher's next
          * wakeup (at most its period) rather than waking this thread. */
         int woken = writer_sleep(seq, &until, !host && idle && ms >= BUSY_MS);
+        /* Awake (a pass due or not): a process that got here is not a short one, and a thread
+         * this one starts from now on (libunwind's warm-up, a takeover's watcher) must not
+         * inherit the pin. */
+        ps_shim_thread_unpin(&writer_pin);
         atomic_store(&hosted, 0);
         if (atomic_load(&stop_requested))
             break;
@@ -910,7 +915,6 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&pass_lock);
         pass_locked();
         pthread_mutex_unlock(&pass_lock);
-        ps_shim_thread_unpin(&writer_pin); /* a process that got here is not a short one */
         meta_own_thread_cpu_due(META_OWN_WRITER);
         if (lifetime_check())
             break; /* the target's threads are all gone and the run is finished: end with them */

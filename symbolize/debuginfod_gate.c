@@ -13,9 +13,15 @@
  * open and libdwfl asks it as always.
  *
  * The executable's definition of dlopen is the one libdw binds to (the linker exports a symbol a
- * linked shared library needs). It must never refuse anything but that one file, never decide
- * before debuginfod_gate_arm has read the environment, and never change what a passed call
- * returns. */
+ * linked shared library needs), and every other dlopen in the tools' processes goes through it.
+ * What a passed call loads differs in one way: the C library takes the caller's object from the
+ * return address, for its RUNPATH and $ORIGIN, and that is now the executable's. The tools and
+ * the libraries they link (libdw, libelf, cJSON, zlib) have no RUNPATH, and libdw's one dlopen
+ * names a bare soname, so the search is the same; the shim itself never wraps dlopen for this
+ * reason (preload/interpose.c), where the callers are the target's. A refusal leaves dlerror()
+ * as it was (libdwfl does not ask it). It must never refuse anything but that one file, never
+ * decide before debuginfod_gate_arm has read the environment, and never load another file than
+ * the C library's dlopen would have for libdw. */
 #include "debuginfod_gate.h"
 
 #include <dlfcn.h>

@@ -1,7 +1,8 @@
 /* r_writerpin MODE SECONDS: what the shim's own threads' CPU masks are (t_shim_writer_pin). The
  * shim's threads are the ones with SIGPROF blocked (every signal, from their first instruction).
  * Prints "start" and, after burning SECONDS of CPU on the main thread (samples, so the writer
- * passes), "end": each shim thread as tid:cpulist, then "proc:" the main thread's cpulist. MODE
+ * passes), "end": each shim thread as tid:cpulist:state:voluntary switches (S and 1: asleep,
+ * and never woken since it first slept), then "proc:" the main thread's cpulist. MODE
  * "move": right after "start", moves every shim thread to one CPU of the process's other than
  * the one it is on (printed as "moved CPU"), as a user's taskset -a would. */
 #define _GNU_SOURCE
@@ -56,10 +57,24 @@ static void show(const char *tag)
     printf("%s", tag);
     for (int i = 0; i < n; i++) {
         cpu_set_t s;
-        if (sched_getaffinity(tids[i], sizeof s, &s) == 0) {
-            cpulist(&s, buf, sizeof buf);
-            printf(" %d:%s", tids[i], buf);
+        if (sched_getaffinity(tids[i], sizeof s, &s) != 0)
+            continue;
+        /* state and voluntary switches: sleeping after one switch, the thread has not woken
+         * since it first went to sleep */
+        char path[64], line[256], state = '?';
+        long vcs = -1;
+        snprintf(path, sizeof path, "/proc/self/task/%d/status", tids[i]);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            if (strncmp(line, "State:", 6) == 0)
+                sscanf(line + 6, " %c", &state);
+            else if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+                vcs = atol(line + 24);
         }
+        if (f)
+            fclose(f);
+        cpulist(&s, buf, sizeof buf);
+        printf(" %d:%s:%c:%ld", tids[i], buf, state, vcs);
     }
     cpu_set_t s;
     sched_getaffinity(0, sizeof s, &s);
