@@ -3,7 +3,9 @@
  * entry (its sequence even and the same before and after), and never take a fault that is not
  * in a live mapping of this file's for its own: that one goes to the disposition before it, as
  * it would have without filemap. A mapping is in the registry only while it is mapped (added
- * after mmap, removed before munmap). */
+ * after mmap, removed before munmap), and only its reader's thread touches it (the populating
+ * thread's madvise fails rather than faults), which is also the one that closes it: the mapping
+ * a fault lands in cannot be unmapped, nor its range reused, while the handler maps zeros there. */
 #include "filemap.h"
 
 #include <errno.h>
