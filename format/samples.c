@@ -240,13 +240,19 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
         sf->clamped++;
     }
     s->nframes = n;
-    memcpy(s->comm, r + SAMPLEFILE_REC_COMM, SAMPLEFILE_COMM_BYTES);
-    for (int i = 0; i < SAMPLEFILE_COMM_BYTES; i++) {
-        unsigned char c = (unsigned char)s->comm[i];
-        if ((unsigned char)(c - 1) < 0x1f || c == 0x7f) /* a control byte other than NUL */
-            s->comm[i] = '?';
+    /* The name as the last record had it is copied as it was shown then (a thread's samples
+     * follow one another); another is shown anew. */
+    if (!sf->comm_seen || memcmp(sf->comm_raw, r + SAMPLEFILE_REC_COMM, SAMPLEFILE_COMM_BYTES) != 0) {
+        memcpy(sf->comm_raw, r + SAMPLEFILE_REC_COMM, SAMPLEFILE_COMM_BYTES);
+        for (int i = 0; i < SAMPLEFILE_COMM_BYTES; i++) {
+            unsigned char c = sf->comm_raw[i];
+            /* a control byte other than NUL */
+            sf->comm_shown[i] = (unsigned char)(c - 1) < 0x1f || c == 0x7f ? '?' : (char)c;
+        }
+        sf->comm_shown[SAMPLEFILE_COMM_BYTES] = '\0';
+        sf->comm_seen = 1;
     }
-    s->comm[SAMPLEFILE_COMM_BYTES] = '\0';
+    memcpy(s->comm, sf->comm_shown, sizeof s->comm);
 #if __BYTE_ORDER == __LITTLE_ENDIAN
     /* In place: the block is malloc'd (or a view into a page-aligned mapping, at 40 + a whole
      * number of records) and a record is 32 + 8 * max_frames bytes, so every record's frames

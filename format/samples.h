@@ -72,6 +72,9 @@ struct samples_file {
     int error, error_told;  /* a read error (errno), and whether samples_next() returned -1 */
     char error_msg[320];    /* its one line */
     uint64_t frames[SAMPLEFILE_MAX_FRAMES]; /* big-endian hosts: the frames converted */
+    unsigned char comm_raw[SAMPLEFILE_COMM_BYTES]; /* the last record's name, as in the file */
+    char comm_shown[SAMPLEFILE_COMM_BYTES + 1];    /* and as handed out (control bytes '?') */
+    int comm_seen;
 };
 
 /* Opens and checks the header. Returns 0, or -1 with "<path>: <what is wrong>" in err. */

@@ -179,6 +179,16 @@ static int group_walls(struct profile *p)
     return 0;
 }
 
+
+/* Whether a sample's thread name differs from the one kept: the kept name is a copy of a
+ * sample's whole array, so the same bytes (a thread's every sample but after a rename) answer
+ * with one fixed-size compare; strcmp only when they differ (bytes past the NUL may). A call to
+ * strcmp for every sample was 2.5% of the symbolizer's CPU on the bench's file. */
+static inline int comm_differs(const char kept[SAMPLEFILE_COMM_BYTES + 1],
+                               const char comm[SAMPLEFILE_COMM_BYTES + 1])
+{
+    return memcmp(kept, comm, SAMPLEFILE_COMM_BYTES + 1) != 0 && strcmp(kept, comm) != 0;
+}
 /* ---- threads, call tree ---- */
 
 static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample *s)
@@ -192,7 +202,7 @@ static uint32_t thread_of(struct profile *p, uint32_t image, const struct sample
     }
     if (!is_new) {
         struct prof_thread *t = &p->thr[*slot];
-        if (s->comm[0] && strcmp(t->comm, s->comm) != 0)
+        if (s->comm[0] && comm_differs(t->comm, s->comm))
             memcpy(t->comm, s->comm, sizeof t->comm);
         return (uint32_t)*slot;
     }
@@ -940,7 +950,7 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
             int ph = p->phases ? phases_at(p->phases, sp->time_ns) : -1;
             uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
             if (!have_thread || sp->tid != last_tid ||
-                (sp->comm[0] && strcmp(p->thr[thread].comm, sp->comm) != 0)) {
+                (sp->comm[0] && comm_differs(p->thr[thread].comm, sp->comm))) {
                 thread = thread_of(p, image, sp);
                 last_tid = sp->tid;
                 have_thread = !p->oom;

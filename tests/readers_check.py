@@ -139,6 +139,21 @@ def test_samples():
     sample_file("max256.bin", make_records(3, 256, rng), max_frames=256)
     agree_with_reference("max256.bin", "max_frames 256", expect_records=3)
 
+    # Runs of one name and changes between them (samples.c shows a name the last record had as
+    # it showed it then).
+    runs = [(2_000_000_000 + i, 200 + i % 2, name, [0x400000 + i])
+            for i, name in enumerate(["main"] * 3 + ["decode-0"] * 2 + ["main", "a-sixteen-char-n"] * 2)]
+    sample_file("name-runs.bin", runs)
+    agree_with_reference("name-runs.bin", "runs of one thread name", expect_records=len(runs))
+
+    # A file big enough to be read through its mapping (format/filemap.c: 2 MiB and more), a
+    # header count short of it (the records after it are not used) and a cut last record.
+    big = make_records(5000, 64, rng)
+    sample_file("mapped.bin", big, max_frames=64, count=4990, cut=100)
+    check(os.path.getsize("mapped.bin") >= 2 << 20, "mapped.bin is 2 MiB or more")
+    agree_with_reference("mapped.bin", "a mapped file", expect_records=4990,
+                         expect_note="mid-record")
+
     # Refused: one stderr line naming the file.
     for mf in (0, 257, 100000):
         name = f"maxframes-{mf}.bin"
