@@ -188,57 +188,54 @@ static int fill(struct samples_file *sf)
     return got > 0 ? 1 : sf->error ? -1 : 0;
 }
 
+/* rc, with the error's line in err (told once) when it is -1. */
+static int told(struct samples_file *sf, int rc, char *err, size_t errlen)
+{
+    if (rc < 0) {
+        sf->error_told = 1;
+        snprintf(err, errlen, "%s", sf->error_msg);
+    }
+    return rc;
+}
+
+/* Whether the mapped record r, of time t and n frames used, was read whole from the file: its
+ * last byte touched first (a page past a cut faults, and reads zeros: filemap.h), and a record
+ * with zeros where the shim never writes any (a time of 0, a last frame of 0: what a cut leaves
+ * in the rest of its own page) checked against the file's size. */
+static int mapped_whole(const struct samples_file *sf, const unsigned char *r, uint64_t t, uint32_t n)
+{
+    (void)*(volatile const unsigned char *)(r + sf->record_bytes - 1);
+    if (filemap_shrank(&sf->map))
+        return 0;
+    if (t != 0 && (n == 0 || le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)(n - 1)) != 0))
+        return 1;
+    uint64_t end = SAMPLEFILE_HEADER_BYTES + sf->done * (uint64_t)sf->record_bytes +
+                   SAMPLEFILE_REC_FRAMES + 8 * (uint64_t)n;
+    int64_t now = size_now(sf);
+    return now < 0 || (uint64_t)now >= end;
+}
+
 int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t errlen)
 {
-    if (!sf->f || sf->done >= sf->records) {
-        if (sf->f && sf->error && !sf->error_told) {
-            sf->error_told = 1;
-            snprintf(err, errlen, "%s", sf->error_msg);
-            return -1;
-        }
-        return 0;
-    }
+    if (!sf->f || sf->done >= sf->records)
+        return sf->f && sf->error && !sf->error_told ? told(sf, -1, err, errlen) : 0;
     if (sf->at == sf->in_block) {
-        int rc = fill(sf);
-        if (rc < 0) {
-            sf->error_told = 1;
-            snprintf(err, errlen, "%s", sf->error_msg);
-        }
+        int rc = told(sf, fill(sf), err, errlen);
         if (rc <= 0)
             return rc;
     }
     const unsigned char *r = sf->blk + sf->at * sf->record_bytes;
-    if (sf->mapped) {
-        /* A record is handed out only once what of it is used was read from the file: its last
-         * byte touched first (a page past a cut faults, and reads zeros: filemap.h), and a record
-         * with zeros where the shim never writes any (a time of 0, a last frame of 0: what a cut
-         * leaves in the rest of its own page) checked against the file's size. */
-        (void)*(volatile const unsigned char *)(r + sf->record_bytes - 1);
-        uint32_t used = le32_at(r + SAMPLEFILE_REC_NFRAMES);
-        if (used > sf->hdr.max_frames)
-            used = (uint32_t)sf->hdr.max_frames;
-        uint64_t end = SAMPLEFILE_HEADER_BYTES + sf->done * (uint64_t)sf->record_bytes +
-                       SAMPLEFILE_REC_FRAMES + 8 * (uint64_t)used;
-        int zeros = le64_at(r + SAMPLEFILE_REC_TIME) == 0 ||
-                    (used && le64_at(r + SAMPLEFILE_REC_FRAMES + 8 * (size_t)(used - 1)) == 0);
-        int64_t now;
-        if (filemap_shrank(&sf->map) || (zeros && (now = size_now(sf)) >= 0 && (uint64_t)now < end)) {
-            int rc = mapped_stop(sf);
-            if (rc < 0) {
-                sf->error_told = 1;
-                snprintf(err, errlen, "%s", sf->error_msg);
-            }
-            return rc;
-        }
-    }
-    sf->at++;
-    s->time_ns = le64_at(r + SAMPLEFILE_REC_TIME);
-    s->tid = le32_at(r + SAMPLEFILE_REC_TID);
-    uint32_t n = le32_at(r + SAMPLEFILE_REC_NFRAMES);
-    if (n > sf->hdr.max_frames) {
+    uint64_t t = le64_at(r + SAMPLEFILE_REC_TIME);
+    uint32_t n = le32_at(r + SAMPLEFILE_REC_NFRAMES), raw_n = n;
+    if (n > sf->hdr.max_frames)
         n = (uint32_t)sf->hdr.max_frames;
+    if (sf->mapped && !mapped_whole(sf, r, t, n))
+        return told(sf, mapped_stop(sf), err, errlen);
+    sf->at++;
+    s->time_ns = t;
+    s->tid = le32_at(r + SAMPLEFILE_REC_TID);
+    if (raw_n != n)
         sf->clamped++;
-    }
     s->nframes = n;
     /* The name as the last record had it is copied as it was shown then (a thread's samples
      * follow one another); another is shown anew. */
