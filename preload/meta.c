@@ -28,6 +28,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "counters/counters.h"
 #include "fds.h"
 #include "interpose.h"
 #include "leader.h"
@@ -472,6 +473,24 @@ static void add_run_sampling(cJSON *s)
     }
 }
 
+/* What this process's counter reads cost (the leader's: it alone reads them), when it read any. */
+static void counter_reads(cJSON *doc)
+{
+    struct counters_cost c;
+    counters_cost(&c);
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "counter_reads");
+    if (c.reads == 0)
+        return;
+    cJSON *o = cJSON_AddObjectToObject(doc, "counter_reads");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "reads", (double)c.reads);
+    cJSON_AddNumberToObject(o, "cpu_s", c.rapl_cpu_s + c.nvml_cpu_s + c.memory_cpu_s);
+    cJSON_AddNumberToObject(o, "rapl_cpu_s", c.rapl_cpu_s);
+    cJSON_AddNumberToObject(o, "nvml_cpu_s", c.nvml_cpu_s);
+    cJSON_AddNumberToObject(o, "memory_cpu_s", c.memory_cpu_s);
+}
+
 void meta_write_exit(const char *status)
 {
     pthread_mutex_lock(&doc_lock);
@@ -499,6 +518,7 @@ void meta_write_exit(const char *status)
         cJSON_AddNumberToObject(s, "unsampled_threads", f.unsampled_threads);
         add_run_sampling(s);
     }
+    counter_reads(meta);
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "end_ns");
     cJSON_AddNumberToObject(meta, "end_ns", (double)f.end_ns);
     set_final(status);

@@ -14,7 +14,9 @@ power and per-process memory the target moves through FAKE_NVML_STATE. Checked:
      and its ratio over the idle brackets against this file's own computation from counters.jsonl;
   2. a run killed with SIGKILL is `killed`, its open phase runs to the last reading, a phase too
      short for NVML's 100 ms counter is flagged, CPU time and cores from the samples;
-  3. a run with no counter at all: energy unavailable, no J/token key, no 0 J anywhere.
+  3. a run with no counter at all: energy unavailable, no J/token key, no 0 J anywhere;
+  4. an NVML whose energy read costs 3 ms of CPU: meta.json's counter_reads and the report's
+     own-threads line give that cost a read.
 """
 import json
 import math
@@ -418,7 +420,42 @@ def test_no_counters():
     check("unavailable" in run["memory"]["gpu"], "no GPU memory: %s" % run["memory"]["gpu"])
 
 
+# ---------------------------------------------------------------- 4. what the reads cost
+
+def test_read_cost():
+    """An NVML whose energy read spins 3 ms of CPU, as an H100's does: meta.json's counter_reads
+    and the report's own-threads line give it per read, and the shim's threads' CPU holds it."""
+    spin_ms = 3.0
+    plan = [("prefill", "idle", 1.0, "100")]
+    out = os.path.join(W, "cost")
+    env = dict(HZ=199, COUNTER_MS=50, POWERCAP_ROOT=os.path.join(W, "nothing"), NVML=FAKE_NVML,
+               FAKE_NVML_ENERGY_CPU_US=int(spin_ms * 1000))
+    res = run_target(out, plan, env)
+    shimlib.expect_ok(res, "cost run")
+    with open(os.path.join(out, "meta.json")) as f:
+        meta = json.load(f)
+    c = meta.get("counter_reads", {})
+    with open(os.path.join(out, "counters.jsonl")) as f:
+        lines = sum(1 for x in f if x.strip())
+    reads = c.get("reads", 0)
+    check(reads >= lines + 2, "counter_reads.reads %s: the %d lines and the 2 boundaries at least"
+          % (reads, lines))
+    per = 1e3 * c.get("nvml_cpu_s", 0) / max(reads, 1)
+    check(spin_ms <= per <= spin_ms + 1.0, "NVML's CPU a read is the fake's %.1f ms (%.3f)"
+          % (spin_ms, per))
+    check(abs(c.get("cpu_s", -1) - c.get("rapl_cpu_s", 0) - c.get("nvml_cpu_s", 0)
+              - c.get("memory_cpu_s", 0)) < 1e-6, "counter_reads.cpu_s is its parts' sum: %s" % c)
+    own = meta.get("sampling", {}).get("shim_threads_cpu_s", 0)
+    check(own >= 0.9 * (lines * spin_ms / 1e3),
+          "the shim's threads' CPU %.3f s holds the periodic reads' %d x %.0f ms" % (own, lines, spin_ms))
+    _, text = report(out)
+    want = "counter reads: %d (every 50 ms, PERFSCOPE_COUNTER_MS, and at each boundary)" % reads
+    check(want in text, "the report says: %s" % want)
+    check(", NVML %.3f, memory " % per in text.split(want)[-1],
+          "the report gives NVML's cost a read: %s" % [x for x in text.splitlines() if "own threads" in x])
+
+
 if __name__ == "__main__":
-    for t in (test_full, test_killed, test_no_counters):
+    for t in (test_full, test_killed, test_no_counters, test_read_cost):
         t()
     finish()

@@ -8,9 +8,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -24,11 +27,32 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static _Atomic int active;   /* between counters_open and counters_close */
 
-/* A fork taken while another thread held a lock must not leave the child's copy locked. */
+/* What the reads cost this process: the reading thread's CPU per source (counters_cost). An
+ * NVML energy read can take milliseconds of CPU (docs/shim.md, "Counters on a GPU machine"). */
+static _Atomic uint64_t cost_reads, cost_ns[3];
+enum { COST_RAPL, COST_NVML, COST_MEMORY };
+
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds the CPU since *since to source k and moves *since on. */
+static void charge(int k, uint64_t *since) {
+    uint64_t now = thread_cpu_ns();
+    if (now > *since) atomic_fetch_add(&cost_ns[k], now - *since);
+    *since = now;
+}
+
+/* A fork taken while another thread held a lock must not leave the child's copy locked; the
+ * child's reads are its own. */
 static void child_after_fork(void) {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     lock = fresh;
     log_lock = fresh;
+    atomic_store(&cost_reads, 0);
+    for (int k = 0; k < 3; k++) atomic_store(&cost_ns[k], 0);
 }
 
 static void register_atfork(void) {
@@ -49,15 +73,27 @@ void counters_add_json(cJSON *obj, const pid_t *pids, int npids) {
     if (!obj) return;
     if (!pids || npids < 0) npids = 0;
     pthread_mutex_lock(&lock);
+    uint64_t t = thread_cpu_ns();
     if (active) {
         rapl_add_json(obj);
+        charge(COST_RAPL, &t);
         nvml_add_json(obj, pids, npids);
+        charge(COST_NVML, &t);
     } else {
         cJSON_AddArrayToObject(obj, "rapl");
         cJSON_AddArrayToObject(obj, "gpus");
     }
     mem_add_json(obj, pids, npids);
+    charge(COST_MEMORY, &t);
+    atomic_fetch_add(&cost_reads, 1);
     pthread_mutex_unlock(&lock);
+}
+
+void counters_cost(struct counters_cost *out) {
+    out->reads = atomic_load(&cost_reads);
+    out->rapl_cpu_s = (double)atomic_load(&cost_ns[COST_RAPL]) / 1e9;
+    out->nvml_cpu_s = (double)atomic_load(&cost_ns[COST_NVML]) / 1e9;
+    out->memory_cpu_s = (double)atomic_load(&cost_ns[COST_MEMORY]) / 1e9;
 }
 
 /* Called on the way out, possibly late in exit (after other libraries' destructors) or after a

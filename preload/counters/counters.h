@@ -36,4 +36,13 @@ void counters_open(void);
 void counters_add_json(cJSON *obj, const pid_t *pids, int npids);
 void counters_close(void);
 
+/* What counters_add_json has cost this process so far (since its start, or its fork): the number
+ * of reads and the CPU time of the thread that read, per source (CLOCK_THREAD_CPUTIME_ID around
+ * each; JSON building included). Lock-free: callable at exit. */
+struct counters_cost {
+    unsigned long long reads;
+    double rapl_cpu_s, nvml_cpu_s, memory_cpu_s;
+};
+void counters_cost(struct counters_cost *out);
+
 #endif

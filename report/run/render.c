@@ -43,9 +43,7 @@ static double meta_nonneg(const struct run_model *m, const char *obj, const char
     return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15 ? v->valuedouble : -1;
 }
 
-/* What the shim's own threads cost, as meta.json's sampling says (the leader process's): one
- * sentence, no markup; nothing when meta.json has no figure. The one wording of it, for this
- * report and report.html. */
+/* The command line as meta.json has it; 0 when it has none. */
 int run_command_text(struct sbuf *b, const struct run_model *m)
 {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "command");
@@ -65,6 +63,32 @@ int run_command_text(struct sbuf *b, const struct run_model *m)
     return 1;
 }
 
+/* What the counter reads cost, as meta.json's counter_reads says: the per-read CPU of each
+ * source that cost any, and the setting that sets how often they come (docs/shim.md, "Counters
+ * on a GPU machine": an NVML energy read took 3-4 ms of CPU on an H100). */
+static void counter_cost(struct sbuf *b, const struct run_model *m)
+{
+    double reads = meta_nonneg(m, "counter_reads", "reads");
+    double cpu = meta_nonneg(m, "counter_reads", "cpu_s");
+    if (reads <= 0 || cpu < 0)
+        return;
+    sbuf_printf(b, "; counter reads: %.0f", reads);
+    double ms = meta_nonneg(m, "config", "counter_ms");
+    if (ms > 0)
+        sbuf_printf(b, " (every %.0f ms, PERFSCOPE_COUNTER_MS, and at each boundary)", ms);
+    sbuf_printf(b, ", %.3f CPU s:", cpu);
+    static const char *const key[] = {"rapl_cpu_s", "nvml_cpu_s", "memory_cpu_s"};
+    static const char *const name[] = {"RAPL", "NVML", "memory"};
+    for (int k = 0; k < 3; k++) {
+        double s = meta_nonneg(m, "counter_reads", key[k]);
+        sbuf_printf(b, "%s %s %.3f", k ? "," : "", name[k], s > 0 ? 1e3 * s / reads : 0.0);
+    }
+    sbuf_printf(b, " ms a read");
+}
+
+/* What the shim's own threads cost, as meta.json's sampling says (the leader process's), and
+ * its counter reads: one sentence, no markup; nothing when meta.json has no figure. The one
+ * wording of it, for this report and report.html. */
 void run_shim_cost(struct sbuf *b, const struct run_model *m)
 {
     double own = meta_nonneg(m, "sampling", "shim_threads_cpu_s");
@@ -78,6 +102,7 @@ void run_shim_cost(struct sbuf *b, const struct run_model *m)
     if (wakeups >= 0)
         sbuf_printf(b, ", %.0f wakeups", wakeups);
     sbuf_printf(b, " (the leader process; the signal handler's time is in the target's own)");
+    counter_cost(b, m);
 }
 
 static void shim_cost(struct sbuf *b, const struct run_model *m)
