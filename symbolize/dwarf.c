@@ -6,6 +6,7 @@
 #include "debuginfod_gate.h"
 #include "dwcu.h"
 #include "hmap.h"
+#include "symsort.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -21,13 +22,6 @@
 
 struct dw_seg {
     uint64_t off, vaddr, filesz;
-};
-
-/* A function symbol with an extent, in dwfl addresses. */
-struct dw_sym {
-    uint64_t start, size;
-    const char *name;
-    int rank;              /* 0 global, 1 weak, 2 local: which alias names shared code */
 };
 
 #define SYM_SCAN 256       /* symbols examined below an address, at most */
@@ -215,16 +209,6 @@ static int is_code_symbol(const GElf_Sym *s)
     return t == STT_FUNC || t == STT_GNU_IFUNC || t == STT_NOTYPE;
 }
 
-static int by_start_rank(const void *a, const void *b)
-{
-    const struct dw_sym *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
-    return strcmp(x->name, y->name);
-}
-
 /* The module's function symbols with a size (the symbol table libdwfl chose: .symtab of the
  * file or of its debug file, else .dynsym), sorted by address. */
 static void load_symbols(struct dw_file *f)
@@ -249,8 +233,7 @@ static void load_symbols(struct dw_file *f)
         if (sym.st_size > f->max_size)
             f->max_size = sym.st_size;
     }
-    if (f->nsyms)
-        qsort(f->syms, f->nsyms, sizeof *f->syms, by_start_rank);
+    sym_sort(f->syms, f->nsyms);
 }
 
 void dw_prepare(struct dw_file *f)
