@@ -67,6 +67,7 @@ int symbolize_cmd(const char *prog, int argc, char **argv)
         return usage(prog);
     char err[1024];
     struct symbolize_result r;
+    o.exiting = 1; /* the command's callers return from main with its status */
     int rc = symbolize_run(dir, &o, &r, err, sizeof err);
     if (rc != SYMBOLIZE_OK) {
         for (char *c = err; *c; c++)

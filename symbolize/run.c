@@ -130,6 +130,10 @@ int symbolize_run(const char *dir, const struct symbolize_opts *opts, struct sym
         res->warnings = p->nwarnings;
         res->seconds = now_s() - t0;
     }
+#ifndef __SANITIZE_ADDRESS__
+    if (opts->exiting)
+        return rc;
+#endif
     prof_free(p);
     free(p);
     return rc;
