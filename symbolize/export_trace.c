@@ -52,6 +52,7 @@ struct trace {
     /* per thread: the run of samples with one leaf function being gathered */
     struct run {
         uint64_t count, first_ns, last_ns;
+        uint64_t gap_ns;    /* the thread's RUN_GAP_PERIODS periods, once (not a sample) */
         uint32_t leaf, node;
     } *runs;
     int samples_complete;
@@ -291,8 +292,8 @@ static int sample_slice(void *arg, const struct replay_sample *s)
     const struct profile *p = t->p;
     struct run *r = &t->runs[s->thread];
     uint32_t leaf = s->node ? t->leaf[s->node] : symtab_leaf_func(&p->st, p->nodes[0].loc);
-    uint64_t gap = (uint64_t)(prof_thread_period(p, s->thread) * 1e9 * RUN_GAP_PERIODS);
-    if (r->count && (leaf != r->leaf || s->time_ns < r->last_ns || s->time_ns - r->last_ns > gap)) {
+    if (r->count &&
+        (leaf != r->leaf || s->time_ns < r->last_ns || s->time_ns - r->last_ns > r->gap_ns)) {
         emit_run(t, s->thread, r, s->time_ns >= r->last_ns ? s->time_ns : 0);
         r->count = 0;
     }
@@ -314,6 +315,8 @@ static void samples(struct trace *t)
         t->oom = 1;
         return;
     }
+    for (uint32_t th = 0; th < p->nthr; th++)
+        t->runs[th].gap_ns = (uint64_t)(prof_thread_period(p, th) * 1e9 * RUN_GAP_PERIODS);
     t->samples_complete = prof_replay(p, sample_slice, t) == 0;
     for (uint32_t th = 0; th < p->nthr && !t->oom; th++)
         if (t->runs[th].count)
