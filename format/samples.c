@@ -19,6 +19,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* How far ahead of the record handed out its successor is fetched into the cache: 16 records of
+ * the bench's 30 frames (272 bytes) are a page. On its 200k samples: 27.3 -> 24.3 ms wall, -3.3
+ * ms CPU (15 alternated pairs; 4, 8 and 32 records gave -2.6 to -3.3 ms as well). */
+#define PREFETCH_RECORDS 16
+
 static uint64_t le64_at(const unsigned char *p)
 {
     uint64_t v;
@@ -225,6 +230,14 @@ int samples_next(struct samples_file *sf, struct sample *s, char *err, size_t er
             return rc;
     }
     const unsigned char *r = sf->blk + sf->at * sf->record_bytes;
+    /* The record PREFETCH_RECORDS ahead, every cache line of it, asked for now (a prefetch
+     * never faults, whatever the page): the hardware's own prefetcher stops at each page, and
+     * each record's first touch waited for memory. */
+    if (sf->at + PREFETCH_RECORDS < sf->in_block) {
+        const unsigned char *q = r + PREFETCH_RECORDS * sf->record_bytes;
+        for (size_t off = 0; off < sf->record_bytes; off += 64)
+            __builtin_prefetch(q + off);
+    }
     uint64_t t = le64_at(r + SAMPLEFILE_REC_TIME);
     uint32_t n = le32_at(r + SAMPLEFILE_REC_NFRAMES), raw_n = n;
     if (n > sf->hdr.max_frames)
