@@ -265,8 +265,11 @@ def verdict(ratio):
 
 # ---------------------------------------------------------------- 1. the full run
 
-def test_full():
-    root = os.path.join(W, "powercap")
+def test_full(attempt=1):
+    full = os.path.join(W, "full" if attempt == 1 else "full%d" % attempt)
+    root = os.path.join(W, "powercap" if attempt == 1 else "powercap%d" % attempt)
+    if attempt > 1:
+        os.unlink(os.path.join(W, "ctl"))  # the stopped driver's schedule
     drv = powercap(root, os.path.join(W, "ctl"))
     drv.start()
     # 2 s phases: the boundary's counters are read when the leader reads the marker line, a few
@@ -274,12 +277,22 @@ def test_full():
     plan = [("idle", "idle", 1.5, "-"), ("prefill", "busy", 2.0, "600"), ("decode", "mid", 2.0, "150"),
             ("light", "light", 2.0, "40"), ("idle", "idle", 1.5, "-")]
     env = dict(HZ=0, POWERCAP_ROOT=root, NVML=FAKE_NVML, FAKE_NVML_GPUS=2,
-               FAKE_NVML_POWER_MW="30000,10000", FAKE_NVML_STATE=os.path.join(W, "full", "nvml.state"))
-    res = run_target(os.path.join(W, "full"), plan, env)
+               FAKE_NVML_POWER_MW="30000,10000", FAKE_NVML_STATE=os.path.join(full, "nvml.state"))
+    res = run_target(full, plan, env)
     drv.stopped = True
     shimlib.expect_ok(res, "full run")
-    run, text = report(os.path.join(W, "full"))
-    ph = phases_of(os.path.join(W, "full"))
+    run, text = report(full)
+    ph = phases_of(full)
+    # The fake driver is a thread of this script that rewrites energy_uj every 10 ms: held back
+    # by the machine for 100 ms or more, its idle readings step unevenly although the idle power
+    # it plays is constant (an idle spread of about 0.04 W when it keeps time, 13 W when it did
+    # not, once in a loaded run). That is the fixture failing, not the report: once, run again.
+    rd = readings(full)
+    spread = max(idle_stats(rd, *i[:2])[1] for i in sorted(ph["idle"]))
+    if spread > 1.0 and attempt == 1:
+        info("the fake RAPL driver fell behind (idle spread %.2f W where 0 was played): the run "
+             "again" % spread)
+        return test_full(attempt + 1)
     check(run["status"] == "ok" and run["perturbed"] is False, "status ok, not perturbed: %s %s"
           % (run["status"], run["perturbed"]))
     watts = {"prefill": (12.0, 3.0), "decode": (9.0, 2.0), "light": (5.6, 1.1)}
@@ -336,7 +349,6 @@ def test_full():
           "host anon peak %s, decode %s, prefill %s" % (host, run["groups"]["decode"]["host_anon_peak_mib"],
                                                        run["groups"]["prefill"]["host_anon_peak_mib"]))
     # the marginal energy over the idle brackets, against this file's computation
-    rd = readings(os.path.join(W, "full"))
     idles = sorted(ph["idle"])
     pre, post = idle_stats(rd, *idles[0][:2]), idle_stats(rd, *idles[1][:2])
     idle_w, idle_sd = (pre[0] + post[0]) / 2, max(pre[1], post[1])
