@@ -135,6 +135,17 @@ static void *ahead_main(void *arg)
     struct filemap *m = arg;
     pthread_mutex_lock(&m->mu);
     while (!m->stop && m->populated < m->len) {
+        /* What the reader has left behind, given back here, off its thread: the unmapping was
+         * 1-1.4 ms of its 25 on the bench's 54 MB file. */
+        size_t done = m->consumed / page_size * page_size;
+        if (done > m->released + FILEMAP_STEP / 2) {
+            size_t from = m->released;
+            m->released = done;
+            pthread_mutex_unlock(&m->mu);
+            madvise((void *)(m->base + from), done - from, MADV_DONTNEED);
+            pthread_mutex_lock(&m->mu);
+            continue;
+        }
         /* Behind the reader (this thread was kept off a CPU): from the reader on, never the
          * pages it has given back. */
         if (m->populated < m->consumed)
@@ -198,13 +209,14 @@ int filemap_open(struct filemap *m, int fd, size_t len)
 
 void filemap_consumed(struct filemap *m, size_t upto)
 {
-    size_t done = upto / page_size * page_size;
-    if (done > m->released + FILEMAP_STEP / 2) {
-        madvise((void *)(m->base + m->released), done - m->released, MADV_DONTNEED);
-        m->released = done;
-    }
-    if (!m->ahead_started)
+    if (!m->ahead_started) {
+        size_t done = upto / page_size * page_size;
+        if (done > m->released + FILEMAP_STEP / 2) {
+            madvise((void *)(m->base + m->released), done - m->released, MADV_DONTNEED);
+            m->released = done;
+        }
         return;
+    }
     pthread_mutex_lock(&m->mu);
     m->consumed = upto;
     if (m->waiting)
