@@ -349,17 +349,39 @@ void phases_close_open(struct phases *p, uint64_t end_ns)
             p->v[i].end_ns = end_ns;
 }
 
-int phases_at(const struct phases *p, uint64_t t_ns)
+/* How many spans start at or before t_ns: lo when t_ns is in span lo - 1 (or before all). */
+static int spans_before(const struct phases *p, uint64_t t_ns, size_t lo)
 {
-    size_t lo = 0, hi = p->nspans;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->spans[mid].start_ns <= t_ns)
-            lo = mid + 1;
-        else
-            hi = mid;
+    return (lo == 0 || p->spans[lo - 1].start_ns <= t_ns) &&
+           (lo == p->nspans || t_ns < p->spans[lo].start_ns);
+}
+
+int phases_at_hint(const struct phases *p, uint64_t t_ns, size_t *hint)
+{
+    size_t lo = *hint <= p->nspans ? *hint : 0;
+    if (!spans_before(p, t_ns, lo)) {
+        if (lo < p->nspans && spans_before(p, t_ns, lo + 1)) {
+            lo++;
+        } else {
+            size_t hi = p->nspans;
+            lo = 0;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (p->spans[mid].start_ns <= t_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+        }
+        *hint = lo;
     }
     return lo ? p->spans[lo - 1].phase : -1;
+}
+
+int phases_at(const struct phases *p, uint64_t t_ns)
+{
+    size_t hint = 0;
+    return phases_at_hint(p, t_ns, &hint);
 }
 
 const char *phases_group_at(const struct phases *p, uint64_t t_ns)

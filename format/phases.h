@@ -86,6 +86,9 @@ void phases_close_open(struct phases *p, uint64_t end_ns);
 
 /* Index of the innermost phase at t_ns, or -1 outside every phase. */
 int phases_at(const struct phases *p, uint64_t t_ns);
+/* The same, from where the last call with *hint found its answer (start *hint at 0): a time in
+ * that span or the next is answered without a search, as samples in time order mostly are. */
+int phases_at_hint(const struct phases *p, uint64_t t_ns, size_t *hint);
 
 /* Name of the innermost phase's group at t_ns, or PHASES_NONE. */
 const char *phases_group_at(const struct phases *p, uint64_t t_ns);

@@ -904,6 +904,7 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
     uint32_t none = prof_none_group(p);
     uint32_t last_tid = 0, thread = 0;
     int have_thread = 0;
+    size_t phase_hint = 0;
     struct batched *b = malloc(BATCH * sizeof *b);
     int rc = 1;
     if (!b)
@@ -947,7 +948,7 @@ static void read_image(struct profile *p, uint32_t image, char *first_err, size_
         }
         for (size_t k = 0; k < nb && !p->oom; k++) {
             const struct sample *sp = &b[k].s;
-            int ph = p->phases ? phases_at(p->phases, sp->time_ns) : -1;
+            int ph = p->phases ? phases_at_hint(p->phases, sp->time_ns, &phase_hint) : -1;
             uint32_t group = ph >= 0 ? (uint32_t)p->phases->v[ph].group : none;
             if (!have_thread || sp->tid != last_tid ||
                 (sp->comm[0] && comm_differs(p->thr[thread].comm, sp->comm))) {

@@ -35,6 +35,7 @@ static int from_spill(const struct profile *p, int (*fn)(void *arg, const struct
      * which the callers take as "not every sample" (as a file that changed). */
     int rc = 0;
     uint64_t at = 0;
+    size_t phase_hint = 0;
     for (uint32_t i = 0; i < p->nimg && rc == 0; i++) {
         const struct prof_image *img = &p->img[i];
         if (!img->usable)
@@ -58,7 +59,7 @@ static int from_spill(const struct profile *p, int (*fn)(void *arg, const struct
                     rc = -1;
                     break;
                 }
-                s.phase = p->phases ? phases_at(p->phases, s.time_ns) : -1;
+                s.phase = p->phases ? phases_at_hint(p->phases, s.time_ns, &phase_hint) : -1;
                 if (fn(arg, &s))
                     rc = 1;
             }
@@ -82,6 +83,7 @@ int prof_replay(const struct profile *p, int (*fn)(void *arg, const struct repla
     if (!b)
         return -1;
     int rc = 0;
+    size_t phase_hint = 0;
     for (uint32_t i = 0; i < p->nimg && rc == 0; i++) {
         const struct prof_image *img = &p->img[i];
         if (!img->usable || !img->samples)
@@ -115,7 +117,7 @@ int prof_replay(const struct profile *p, int (*fn)(void *arg, const struct repla
                     rc = -1;
                     break;
                 }
-                r.phase = p->phases ? phases_at(p->phases, b->s[k].time_ns) : -1;
+                r.phase = p->phases ? phases_at_hint(p->phases, b->s[k].time_ns, &phase_hint) : -1;
                 if (fn(arg, &r))
                     rc = 1;
             }

@@ -1,5 +1,6 @@
 /* fuzz_phases: libFuzzer harness for the phases.jsonl reader (format/phases.c): load, then
- * the innermost phase at times taken from the input and at every boundary, and the groups. */
+ * the innermost phase at times taken from the input and at every boundary (also from the last
+ * answer's span: phases_at_hint), and the groups. */
 #include "fuzz_input.h"
 #include "phases.h"
 
@@ -22,8 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (strcmp(g, PHASES_NONE) != 0 && phases_group_index(p, g) < 0)
                 __builtin_trap();
         }
+        size_t hint = 0; /* the hinted lookup answers as the fresh one, times in any order */
         for (size_t i = 0; i < p->nb; i++)
-            phases_at(p, p->b[i].t_ns);
+            if (phases_at_hint(p, p->b[i].t_ns, &hint) != phases_at(p, p->b[i].t_ns) ||
+                phases_at_hint(p, fuzz_u64(data, size, i), &hint) != phases_at(p, fuzz_u64(data, size, i)))
+                __builtin_trap();
         phases_free(p);
     }
     close(fd);
