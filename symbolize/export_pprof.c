@@ -341,7 +341,7 @@ static int write_all(struct writer *w, uint64_t *base)
     hmap_init(&oc.counts, 2);
     int replayed = -1;
     if (p->phases && p->phases->n && (replayed = occ_from_counts(p, &oc)) != 0)
-        replayed = prof_replay(p, count_occ, &oc);
+        replayed = prof_replay(p, 1, count_occ, &oc);
     const struct hmap *src = replayed == 0 ? &oc.counts : &p->counts;
     /* The labels' strings, looked up once each: keys, group names, thread names. */
     int64_t key_phase = -1, key_pid = -1, key_tid = -1, key_thread = -1;

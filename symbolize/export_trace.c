@@ -317,7 +317,7 @@ static void samples(struct trace *t)
     }
     for (uint32_t th = 0; th < p->nthr; th++)
         t->runs[th].gap_ns = (uint64_t)(prof_thread_period(p, th) * 1e9 * RUN_GAP_PERIODS);
-    t->samples_complete = prof_replay(p, sample_slice, t) == 0;
+    t->samples_complete = prof_replay(p, 0, sample_slice, t) == 0;
     for (uint32_t th = 0; th < p->nthr && !t->oom; th++)
         if (t->runs[th].count)
             emit_run(t, th, &t->runs[th], 0);

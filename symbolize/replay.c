@@ -18,8 +18,8 @@ struct replay_batch {
 /* From the spill (spill.h): the same samples, 16 bytes each, nothing looked up but the node of
  * a stack cache entry. 0, 1 (fn stopped it), or -1 when the spill cannot be read (nothing was
  * passed to fn then: the caller reads the sample files). */
-static int from_spill(const struct profile *p, int (*fn)(void *arg, const struct replay_sample *s),
-                      void *arg)
+static int from_spill(const struct profile *p, int with_phase,
+                      int (*fn)(void *arg, const struct replay_sample *s), void *arg)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < p->nimg; i++)
@@ -59,7 +59,8 @@ static int from_spill(const struct profile *p, int (*fn)(void *arg, const struct
                     rc = -1;
                     break;
                 }
-                s.phase = p->phases ? phases_at_hint(p->phases, s.time_ns, &phase_hint) : -1;
+                s.phase = with_phase && p->phases ? phases_at_hint(p->phases, s.time_ns, &phase_hint)
+                                                  : -1;
                 if (fn(arg, &s))
                     rc = 1;
             }
@@ -71,13 +72,13 @@ static int from_spill(const struct profile *p, int (*fn)(void *arg, const struct
     return rc;
 }
 
-int prof_replay(const struct profile *p, int (*fn)(void *arg, const struct replay_sample *s),
-                void *arg)
+int prof_replay(const struct profile *p, int with_phase,
+                int (*fn)(void *arg, const struct replay_sample *s), void *arg)
 {
     if (p->spill.ok && p->spill.n) {
         struct spill_rec probe;
         if (spill_read(&p->spill, 0, 1, &probe) == 0)
-            return from_spill(p, fn, arg);
+            return from_spill(p, with_phase, fn, arg);
     }
     struct replay_batch *b = malloc(sizeof *b);
     if (!b)
@@ -117,7 +118,9 @@ int prof_replay(const struct profile *p, int (*fn)(void *arg, const struct repla
                     rc = -1;
                     break;
                 }
-                r.phase = p->phases ? phases_at_hint(p->phases, b->s[k].time_ns, &phase_hint) : -1;
+                r.phase = with_phase && p->phases
+                              ? phases_at_hint(p->phases, b->s[k].time_ns, &phase_hint)
+                              : -1;
                 if (fn(arg, &r))
                     rc = 1;
             }

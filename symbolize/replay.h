@@ -17,13 +17,15 @@
 struct replay_sample {
     uint32_t image, thread, node;
     uint64_t time_ns;
-    int phase;            /* innermost phase occurrence (index into p->phases->v), -1: none */
+    int phase;            /* innermost phase occurrence (index into p->phases->v), -1: none (or
+                           * not asked for) */
 };
 
-/* Calls fn for every counted sample; fn returns nonzero to stop. Returns 0 when every sample
- * was found as collecting counted it, -1 when one was not (a file changed since: the caller
- * falls back to the counters), 1 when fn stopped it. */
-int prof_replay(const struct profile *p, int (*fn)(void *arg, const struct replay_sample *s),
-                void *arg);
+/* Calls fn for every counted sample; fn returns nonzero to stop. with_phase: 1 to have each
+ * sample's phase looked up, 0 when fn does not use it (phase -1: a lookup a sample saved).
+ * Returns 0 when every sample was found as collecting counted it, -1 when one was not (a file
+ * changed since: the caller falls back to the counters), 1 when fn stopped it. */
+int prof_replay(const struct profile *p, int with_phase,
+                int (*fn)(void *arg, const struct replay_sample *s), void *arg);
 
 #endif
