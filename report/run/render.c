@@ -63,9 +63,9 @@ int run_command_text(struct sbuf *b, const struct run_model *m)
     return 1;
 }
 
-/* What the counter reads cost, as meta.json's counter_reads says: the per-read CPU of each
- * source that cost any, and the setting that sets how often they come (docs/shim.md, "Counters
- * on a GPU machine": an NVML energy read took 3-4 ms of CPU on an H100). */
+/* What the counter reads cost, as meta.json's counter_reads says: how many, the CPU per read of
+ * each source, and the setting that sets how often they come (docs/shim.md, "Counters on a GPU
+ * machine": an NVML energy read took 3-4 ms of CPU on an H100). */
 static void counter_cost(struct sbuf *b, const struct run_model *m)
 {
     double reads = meta_nonneg(m, "counter_reads", "reads");
