@@ -166,6 +166,7 @@ static void *ahead_main(void *arg)
         if (m->populated == at)
             m->populated = at + n;
     }
+    m->ahead_done = 1; /* from here on the reader gives its pages back itself */
     pthread_mutex_unlock(&m->mu);
     return NULL;
 }
@@ -209,19 +210,29 @@ int filemap_open(struct filemap *m, int fd, size_t len)
 
 void filemap_consumed(struct filemap *m, size_t upto)
 {
+    size_t done = upto / page_size * page_size, from = 0, to = 0;
     if (!m->ahead_started) {
-        size_t done = upto / page_size * page_size;
         if (done > m->released + FILEMAP_STEP / 2) {
-            madvise((void *)(m->base + m->released), done - m->released, MADV_DONTNEED);
-            m->released = done;
+            from = m->released;
+            to = m->released = done;
         }
-        return;
+    } else {
+        /* The thread gives the pages back. The reader does it itself once the thread has ended
+         * (the whole file populated, or populating refused: a kernel before 5.14), or when the
+         * thread has fallen two steps behind (kept off a CPU): the resident part stays bounded
+         * however the two are scheduled. A range is claimed under the lock, so never twice. */
+        pthread_mutex_lock(&m->mu);
+        m->consumed = upto;
+        if (m->waiting)
+            pthread_cond_signal(&m->cv);
+        if (done > m->released + (m->ahead_done ? FILEMAP_STEP / 2 : 2 * FILEMAP_STEP)) {
+            from = m->released;
+            to = m->released = done;
+        }
+        pthread_mutex_unlock(&m->mu);
     }
-    pthread_mutex_lock(&m->mu);
-    m->consumed = upto;
-    if (m->waiting)
-        pthread_cond_signal(&m->cv);
-    pthread_mutex_unlock(&m->mu);
+    if (to > from)
+        madvise((void *)(m->base + from), to - from, MADV_DONTNEED);
 }
 
 void filemap_close(struct filemap *m)

@@ -18,10 +18,10 @@
 #include <stdint.h>
 
 /* Bytes populated at a time, and how far ahead of the reader the populating goes: the mapping
- * holds about three to four times this much of the file at most (a step being populated, one
- * ahead of the reader, half of one not given back yet, what the reader went through while the
- * thread populated a step, and the reader's block): 28-39 MB of peak RSS where the reader gave
- * pages back itself was 28-32, on the bench's 54 MB file. */
+ * holds about four times this much of the file at most (a step being populated, one ahead of
+ * the reader, up to two behind it not given back yet while the thread lags, and the reader's
+ * block): the symbolizer's peak RSS on the bench's 54 MB file 28-39 MB, where the reader gave
+ * every page back itself 28-32. */
 #define FILEMAP_STEP ((size_t)4 << 20)
 
 /* An open mapping. It must not move between filemap_open and filemap_close: its thread holds
@@ -35,9 +35,9 @@ struct filemap {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t populated, consumed; /* under mu */
-    size_t released;      /* under mu while the thread runs (it gives pages back), else the
-                           * reader's alone */
+    size_t released;      /* given back below this: under mu when there is a thread */
     int stop, waiting;
+    int ahead_done;       /* under mu: the thread has left its loop and gives nothing back */
 };
 
 /* Maps the first len bytes of fd (read-only, private) and starts populating them ahead. 0, or -1
