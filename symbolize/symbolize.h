@@ -29,7 +29,8 @@ struct symbolize_opts {
     int exiting;        /* the process ends right after: what the run holds (its tables, libdw's
                          * modules) is left to the exit, which takes it back at once (freeing
                          * it one block at a time was 0.8-1.0 ms, 4% of a 200k-sample run);
-                         * ignored under AddressSanitizer, whose leak check must see it freed */
+                         * ignored under AddressSanitizer, whose leak check must see it freed
+                         * (valgrind's, or LeakSanitizer alone, would report it as left) */
 };
 
 /* What was done, for a caller that prints a summary. */

@@ -59,9 +59,13 @@ void sym_sort(struct dw_sym *v, size_t n)
 {
     if (n < 2)
         return;
+    if (n > UINT32_MAX) { /* more than an index holds (libdwfl counts symbols in an int) */
+        qsort(v, n, sizeof *v, by_order);
+        return;
+    }
     struct keyed *k = malloc(n * sizeof *k), *tmp = malloc(n * sizeof *tmp);
     struct dw_sym *out = malloc(n * sizeof *out);
-    if (!k || !tmp || !out || n > UINT32_MAX) {
+    if (!k || !tmp || !out) {
         free(k);
         free(tmp);
         free(out);
