@@ -2,7 +2,7 @@
  * the span the last call found) against a plain scan of the spans, on a phases.jsonl with
  * nested, repeated and back-to-back phases written into DIR: times in order, in order with
  * repeats, jumping back, before the first boundary and after the last, one hint carried through
- * all of them. Prints one line per failure and "ok N times"; exit 1 on any failure. */
+ * all of them; hints out of range, and no spans at all. Prints one line per failure and "ok N times"; exit 1 on any failure. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,6 +59,20 @@ int main(int argc, char **argv)
                 printf("FAIL: t %llu: hinted %d, fresh %d, scan %d\n", (unsigned long long)t, got,
                        phases_at(p, t), want);
         }
+    }
+    /* A hint out of range (a caller's stale or garbage one) and no spans at all. */
+    const size_t bad_hints[] = {p->nspans, p->nspans + 1, p->nspans + 100, (size_t)-1};
+    for (size_t i = 0; i < sizeof bad_hints / sizeof *bad_hints; i++)
+        for (uint64_t t = 0; t < 5000; t += 37, n++) {
+            size_t h = bad_hints[i];
+            if (phases_at_hint(p, t, &h) != scan(p, t) && fails++ < 10)
+                printf("FAIL: hint %zu, t %llu\n", bad_hints[i], (unsigned long long)t);
+        }
+    struct phases none = {0};
+    for (size_t h = 0; h < 3; h++, n++) {
+        size_t hh = h == 2 ? (size_t)-1 : h;
+        if (phases_at_hint(&none, 1234, &hh) != -1 && fails++ < 10)
+            printf("FAIL: no spans, hint %zu\n", h);
     }
     phases_free(p);
     if (fails) {

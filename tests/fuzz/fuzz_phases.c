@@ -6,6 +6,15 @@
 
 #include <string.h>
 
+/* The innermost phase at t by walking every span, the answer phases_at_hint must give. */
+static int scan(const struct phases *p, uint64_t t)
+{
+    size_t k = 0;
+    while (k < p->nspans && p->spans[k].start_ns <= t)
+        k++;
+    return k ? p->spans[k - 1].phase : -1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[64], err[512];
@@ -23,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (strcmp(g, PHASES_NONE) != 0 && phases_group_index(p, g) < 0)
                 __builtin_trap();
         }
-        size_t hint = 0; /* the hinted lookup answers as the fresh one, times in any order */
+        size_t hint = 0; /* the hinted lookup answers as a plain scan of the spans, any order */
         for (size_t i = 0; i < p->nb; i++)
-            if (phases_at_hint(p, p->b[i].t_ns, &hint) != phases_at(p, p->b[i].t_ns) ||
-                phases_at_hint(p, fuzz_u64(data, size, i), &hint) != phases_at(p, fuzz_u64(data, size, i)))
+            if (phases_at_hint(p, p->b[i].t_ns, &hint) != scan(p, p->b[i].t_ns) ||
+                phases_at_hint(p, fuzz_u64(data, size, i), &hint) != scan(p, fuzz_u64(data, size, i)))
                 __builtin_trap();
         phases_free(p);
     }
