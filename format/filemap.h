@@ -20,7 +20,7 @@
 /* Bytes populated at a time, and how far ahead of the reader the populating goes: the mapping
  * holds about four times this much of the file at most (a step being populated, one ahead of
  * the reader, up to two behind it not given back yet while the thread lags, and the reader's
- * block): the symbolizer's peak RSS on the bench's 54 MB file 28-39 MB, where the reader gave
+ * block): the symbolizer's peak RSS on the bench's 54 MB file 29-31 MB, where the reader gave
  * every page back itself 28-32. */
 #define FILEMAP_STEP ((size_t)4 << 20)
 
