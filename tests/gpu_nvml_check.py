@@ -28,18 +28,10 @@ import os
 import sys
 
 from checks import check, finish, require
+from shimlib import info, load_json_lines as lines
 
 OUT, ENGINE = sys.argv[1], sys.argv[2]
 SIDE_PID, SIDE_MIB, MIB, CHILD_MIB = (int(x) for x in sys.argv[3:7])
-
-
-def info(msg):
-    print("# " + msg, flush=True)
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f if x.strip()]
 
 
 def apps(text):

@@ -5,6 +5,7 @@
 # fail. The shim is always $SHIM (the normal build); the tools (perfscope-report,
 # perfscope-symbolize) are taken from $TOOLS: $BUILD, or the sanitizer build under make test-asan.
 #
+# SAN: the sanitizer flags for a test's own build under make test-asan (below).
 # Checks, the shell side of tests/checks.py (the Python checkers' convention, same lines):
 #   fail MSG         a failed check that ends the test: "FAIL: MSG", exit 1
 #   check MSG CMD..  a check that goes on: runs CMD; when it fails, "FAIL: MSG", counted
@@ -22,6 +23,13 @@ export PYTHONPATH="$ROOT/tests${PYTHONPATH:+:$PYTHONPATH}"
 TBUILD=$BUILD/tests
 # Targets are built as the shim's users build: optimised, with debug info and frame pointers.
 TCFLAGS=(-O1 -g -fno-omit-frame-pointer -pthread -Wall -I"$ROOT/include" -I"$ROOT/tests/targets")
+
+# SAN: the compiler flags a test's own build of the tools' sources takes so that `make test-asan`
+# (TOOLS is the sanitizer build there) runs it under AddressSanitizer and UBSan; empty otherwise.
+SAN=
+case "$TOOLS" in
+  *build-asan*) SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" ;;
+esac
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }

@@ -8,10 +8,6 @@
 set -u
 . "$ROOT/tests/lib.sh"
 W=$PWD
-SAN=
-case "$TOOLS" in
-  *build-asan*) SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" ;;
-esac
 build() { # out extra-args...
   local out=$1; shift
   gcc -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $SAN -I"$ROOT/format" "$@" \

@@ -7,10 +7,6 @@ set -u
 . "$ROOT/tests/lib.sh"
 pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
 W=$PWD
-SAN=
-case "$TOOLS" in
-  *build-asan*) SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" ;;
-esac
 gcc -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $SAN -I"$ROOT/format" "$ROOT/tests/phases_hint_unit.c" \
   "$ROOT/format/phases.c" "$ROOT/format/jsonl.c" "$ROOT/format/textfile.c" -o "$W/phases_hint_unit" \
   $(pkg-config --cflags --libs libcjson) || fail "cannot build tests/phases_hint_unit.c"

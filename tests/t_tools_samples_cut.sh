@@ -11,11 +11,7 @@
 set -u
 . "$ROOT/tests/lib.sh"
 W=$PWD
-SAN=
-case "$TOOLS" in
-  *build-asan*) SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
-                export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_sigbus=0 ;;
-esac
+[ -z "$SAN" ] || export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_sigbus=0
 gcc -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE $SAN -I"$ROOT/format" "$ROOT/tests/samples_cut_unit.c" \
   "$ROOT/format/samples.c" "$ROOT/format/filemap.c" "$ROOT/format/textfile.c" "$ROOT/format/runfolder.c" \
   -o "$W/samples_cut_unit" -pthread || fail "cannot build tests/samples_cut_unit.c"

@@ -6,10 +6,6 @@
 set -u
 . "$ROOT/tests/lib.sh"
 W=$PWD
-SAN=
-case "$TOOLS" in
-  *build-asan*) SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" ;;
-esac
 gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $SAN -I"$ROOT/symbolize" "$ROOT/tests/symsort_unit.c" \
   "$ROOT/symbolize/symsort.c" -o "$W/symsort_unit" || fail "cannot build tests/symsort_unit.c"
 "$W/symsort_unit" || fail "symbolize/symsort.c's order (above)"
