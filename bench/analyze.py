@@ -116,12 +116,17 @@ def gperf_own_count(log_path):
     return int(m.group(1)) if m else None
 
 
-def one_pair(cfg, args, argv, rep):
+def one_pair(cfg, args, argv, rep, with_first=False):
+    """One pair: the target without the profiler, then with it (the other way round when
+    with_first: bench/resolve.py alternates the order so that it cancels in the mean)."""
     work = os.path.join(args.work, "r%d" % rep)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    if with_first:
+        w = run_once(argv, with_env(cfg, args, work), os.path.join(args.work, "with.log"))
     base = run_once(argv, clean_env(), os.path.join(args.work, "without.log"))
-    w = run_once(argv, with_env(cfg, args, work), os.path.join(args.work, "with.log"))
+    if not with_first:
+        w = run_once(argv, with_env(cfg, args, work), os.path.join(args.work, "with.log"))
     pair = {"rep": rep, "without": base, "with": w, "error": None, "samples": None}
     if base["hung"] or w["hung"]:
         pair["error"] = "hung (killed after %d s)" % RUN_TIMEOUT_S

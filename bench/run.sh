@@ -3,18 +3,20 @@
 # root, installs) gperftools' libprofiler, then runs bench/analyze.py, which runs the
 # alternating with/without pairs and writes bench/RESULTS.md, then bench/pool.py (the thread-pool
 # target against gperftools and perf record, fork+exec per process, the cost per sample taken
-# apart by bench/sample_cost.c), then bench/resolve.py (the 199 Hz defaults' CPU cost resolved
-# by many pairs), then bench/shimthreads.py (the shim's own threads: start-up against steady
-# state), then bench/symbolize.sh, which adds the symbolizer's speed and
-# peak memory to it as a section of its own, and last bench/html.sh, which prints report.html's
-# size and opening time at 100k samples. It reports; it
-# never fails on figures: exit 0 unless the bench itself could not run.
+# apart by bench/sample_cost.c), then bench/resolve.py (the 199 Hz defaults' cost on the work
+# target and on the pool, resolved by many pairs), then bench/shimthreads.py (the shim's own
+# threads: start-up against steady state), then bench/symbolize.sh, which adds the symbolizer's
+# speed and peak memory to it as a section of its own, and last bench/html.sh, which prints
+# report.html's size and opening time at 100k samples. It reports; it never fails on figures:
+# exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
 # this many seconds, default 500), BENCH_ITERS (target iterations per thread); BENCH_POOL_N
 # (thread-pool pairs per configuration, default 6; BENCH_POOL_BUDGET_S, default 300, stops
 # starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
-# BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_BUDGET_S (bench/resolve.py:
-# seconds of alternated A/A and 199 Hz pairs that resolve the 0.5% target, default 240);
+# BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_CPU_N and BENCH_RES_POOL_N
+# (bench/resolve.py: pairs at 199 Hz on the work target and on the pool, defaults 240 and 120,
+# about 30 minutes in all: what resolves 0.5% CPU and 1% throughput at this machine's spread),
+# BENCH_RES_BUDGET_S (stop starting those pairs after this many seconds, default 2400);
 # BENCH_THREADS_ROUNDS (bench/shimthreads.py rounds of a short and a long run, default 4); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
 set -u
@@ -53,9 +55,11 @@ python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfsco
   --idle-thread "$BUILD/bench/idlethread.so" \
   --cost-rounds "${BENCH_COST_ROUNDS:-9}"
 [ $? -ne 0 ] && rc=1
-# The defaults' CPU cost at 199 Hz resolved by as many pairs as the budget allows.
-python3 bench/resolve.py --target "$BUILD/bench/target" --shim "$BUILD/libperfscope.so" \
-  --work "$BUILD/bench/runs" --results bench/RESULTS.md --budget "${BENCH_RES_BUDGET_S:-240}" \
+# The defaults' cost at 199 Hz on the work target and on the pool, resolved by many pairs.
+python3 bench/resolve.py --target "$BUILD/bench/target" --pool "$BUILD/bench/threadpool" \
+  --shim "$BUILD/libperfscope.so" \
+  --work "$BUILD/bench/runs" --results bench/RESULTS.md --budget "${BENCH_RES_BUDGET_S:-2400}" \
+  --cpu-n "${BENCH_RES_CPU_N:-240}" --pool-n "${BENCH_RES_POOL_N:-120}" \
   ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
 [ $? -ne 0 ] && rc=1
 # The shim's own threads: what they cost once a run against what they cost each second.
