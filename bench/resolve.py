@@ -2,26 +2,27 @@
 
 Run by bench/run.sh after bench/pool.py; writes its own section of bench/RESULTS.md, replacing
 its earlier self. It answers what the min-max spreads of the first table and of the thread-pool
-table cannot: is the cost at 199 Hz under its target? One pair alone varies by 2-3% on this
-shared machine, more than either target, so this runs pairs until the 95% interval is narrow
-enough to tell met from missed. Two questions:
+table cannot: is the cost at 199 Hz under its target? One pair alone varies by 1.4-3% on this
+shared machine, more than either target, so this runs a fixed number of pairs, chosen from that
+spread so that the 95% interval's half-width comes out near half the target. Two questions:
 - bench/target.c (the first table's work target), CPU (user+sys of the child): at most +0.5%;
 - bench/threadpool.c (the thread-pool table's target), throughput: at most 1% loss.
-Each pair runs the target without and with the shim at its defaults (PERFSCOPE_HZ=199 only) and
-alternates which of the two runs first, so that an order effect (the second run finding warm
-caches, or a neighbour's burst) cancels in the mean instead of biasing it; the figure is the
-geometric mean of the pairs' ratios, with a Student t interval on their logarithms. A/A pairs
-(no profiler either side, alternated alike) run beside them as the check that the method finds
-no cost where there is none: their interval should hold 0. The number of pairs is fixed before
-the first (--cpu-n, --pool-n: chosen from the spread of one pair, so that the half-width comes
-out near a quarter of the target); nothing stops early on what the pairs show, which would bias
-the verdict. The two questions take their pairs in proportion, so that a time budget that cuts
-the run short leaves both with the same share done.
+Each pair runs the target without and with the shim at its defaults (PERFSCOPE_HZ=199 only).
+Which of the two runs first is drawn beforehand, half each way, shuffled with a fixed seed: an
+order effect (the second run finding warm caches or a neighbour's burst, or the after-effect of
+whatever ran before the pair, the two questions being interleaved) then falls on each side
+alike. The figure is the mean of the two order groups' mean log ratios (so a group one pair
+larger leaves no order effect behind), with a Welch 95% interval; half their difference is the
+order effect, reported beside it. A/A pairs (no profiler either side, drawn alike) give the
+spread and the order effect where there is no cost. Nothing stops early on what the pairs
+show, which would bias the verdict; a time budget only cuts the run short, and the two
+questions take their pairs in proportion so that both keep the same share done.
 Figures, never verdicts that fail the bench: exit 0 unless the bench itself could not run.
 """
 import argparse
 import math
 import os
+import random
 import statistics
 import sys
 import time
@@ -32,6 +33,7 @@ import pool  # noqa: E402
 import report  # noqa: E402
 
 AA_EVERY = 3  # an A/A pair after every this many profiled pairs of a question
+SEED = 9      # the orders' shuffle: fixed, so that a run can be repeated pair for pair
 
 # Student t, two-sided 95% (0.975 quantile), by degrees of freedom; past 120 the normal's.
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
@@ -86,18 +88,59 @@ def run_pair(q, cfg, args, argv, rep, with_first):
     return math.log(a / b), None
 
 
-def figure(q, logs):
-    """-> (figure, lo, hi) in % as the question states it (CPU overhead = with / without - 1;
-    throughput loss = 1 - without / with), from the mean log ratio and its 95% interval."""
-    c = mean_ci(logs)
-    if not c:
+def groups(pairs):
+    """pairs: [(log ratio, with_first)] -> (the without-first logs, the with-first logs)."""
+    return [x for x, wf in pairs if not wf], [x for x, wf in pairs if wf]
+
+
+def welch(a, b, sign):
+    """-> (mean of a + sign x mean of b, the 95% half-width of that sum from Welch's t);
+    None unless each side has 2 values."""
+    if len(a) < 2 or len(b) < 2:
         return None
-    m, h = c[0], c[1]
-    if q["key"] == "cpu":
-        f = lambda x: (math.exp(x) - 1) * 100  # noqa: E731
-    else:
-        f = lambda x: (1 - math.exp(-x)) * 100  # noqa: E731
-    return f(m), f(m - h), f(m + h)
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se else 1
+    return statistics.fmean(a) + sign * statistics.fmean(b), t975(max(1, int(df))) * se
+
+
+def estimate(pairs):
+    """-> (mean log ratio, 95% half-width): the mean of the two order groups' means, so that the
+    order effect cancels even where the groups differ in size; the plain mean where a group has
+    under 2 pairs. None under 2 pairs."""
+    nf, wf = groups(pairs)
+    w = welch(nf, wf, +1)
+    if w:
+        return w[0] / 2, w[1] / 2
+    c = mean_ci([x for x, _ in pairs])
+    return (c[0], c[1]) if c else None
+
+
+def order_effect(pairs):
+    """-> (how much slower the second run of a pair is, in log terms, and its 95% half-width):
+    half the difference of the order groups' means (with second minus with first)."""
+    w = welch(*groups(pairs), -1)
+    return (w[0] / 2, w[1] / 2) if w else None
+
+
+def to_pct(q, x):
+    """A mean log ratio as the question states it, in %: CPU overhead (with / without - 1) or
+    throughput loss (1 - without / with, the pool's measure being wall time)."""
+    return (math.exp(x) - 1) * 100 if q["key"] == "cpu" else (1 - math.exp(-x)) * 100
+
+
+def target_log(q):
+    """The target on the log ratio's scale."""
+    t = q["target_pct"] / 100
+    return math.log(1 + t) if q["key"] == "cpu" else -math.log(1 - t)
+
+
+def figure(q, pairs):
+    """-> (figure, lo, hi) in % as the question states it; None under 2 pairs."""
+    e = estimate(pairs)
+    if not e:
+        return None
+    return to_pct(q, e[0]), to_pct(q, e[0] - e[1]), to_pct(q, e[0] + e[1])
 
 
 def verdict(q, fig):
@@ -108,64 +151,72 @@ def verdict(q, fig):
     return "not resolved"
 
 
-def resolved_after(q, logs):
-    """The number of pairs from which the half-width (log scale, in %) stayed under half the
-    target, so that the interval could no longer hold both 0 and the target: None if never."""
-    at = None
-    for n in range(3, len(logs) + 1):
-        if mean_ci(logs[:n])[1] * 100 <= q["target_pct"] / 2:
-            at = at or n
-        else:
-            at = None
-    return at
+def fmt_fig(f):
+    return "%+.2f%% [%+.2f..%+.2f]" % f if f else "-"
 
 
-def section(args, got, aa, machine):
+def fmt_order(pairs):
+    o = order_effect(pairs)
+    return "%+.2f%% [%+.2f..%+.2f]" % (o[0] * 100, (o[0] - o[1]) * 100, (o[0] + o[1]) * 100) if o else "-"
+
+
+def sd(pairs):
+    """One pair's standard deviation around its order group's mean, in % (the spread the
+    interval is built from; the order effect is not part of it)."""
+    nf, wf = groups(pairs)
+    dev = [x - statistics.fmean(g) for g in (nf, wf) if g for x in g]
+    return "%.2f%%" % (math.sqrt(sum(d * d for d in dev) / (len(dev) - 2)) * 100) if len(dev) > 2 else "-"
+
+
+def section(args, got, aa, tries, want, machine):
     L = ["## The defaults' cost at 199 Hz, resolved (bench/resolve.py)", "",
          "Written by `bench/resolve.py` (run by `make bench` after the thread pool). Pairs without and "
          "with the shim at its defaults (PERFSCOPE_HZ=199 only) on the first table's work target and on the "
-         "thread pool, the order inside a pair alternated (without first, then with first) so that an order "
-         "effect cancels in the mean; an A/A pair (no profiler either side, alternated alike) after every %d "
-         "profiled pairs. Pairs fixed beforehand: %d on the work target, %d on the pool "
-         "(BENCH_RES_CPU_N, BENCH_RES_POOL_N), taken in proportion, within a time budget of %.0f s "
-         "(BENCH_RES_BUDGET_S). %.0f s in all; load average at start %s, at end %s."
-         % (AA_EVERY, args.cpu_n, args.pool_n, args.budget, machine["elapsed_s"], machine["loadavg_start"],
+         "thread pool, interleaved in proportion; which run of a pair goes first is drawn beforehand, half "
+         "each way, shuffled with a fixed seed, so that an order effect (or the after-effect of whatever ran "
+         "before the pair) falls on both sides alike; an A/A pair (no profiler either side, drawn alike) after "
+         "every %d profiled pairs. Pairs fixed beforehand: %d on the work target, %d on the pool "
+         "(BENCH_RES_CPU_N, BENCH_RES_POOL_N), within a time budget of %.0f s (BENCH_RES_BUDGET_S). %.0f s "
+         "in all; load average at start %s, at end %s."
+         % (AA_EVERY, want["cpu"], want["pool"], args.budget, machine["elapsed_s"], machine["loadavg_start"],
             machine["loadavg_end"]), "",
-         "Figure: from the geometric mean of the pairs' ratios (with / without), its [95% interval] from "
-         "Student t over the logarithms of the ratios. CPU = user+sys of the child (wait4); throughput = "
-         "steps per second (fixed steps: wall without / wall with). sd = the standard deviation of one pair's "
-         "log ratio, in %.", "",
-         "| target | figure | pairs | perfscope 199 Hz [95%] | sd of one pair | A/A pairs | A/A [95%] "
-         "| A/A sd | target | resolved after | verdict |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
+         "Figure: from the mean of the two order groups' mean log ratios (with / without), its [95% interval] "
+         "from Welch's t over the two groups. CPU = user+sys of the child (wait4); throughput = steps per "
+         "second (fixed steps: wall without / wall with). sd = one pair's log ratio around its order group's "
+         "mean, in %. Second run slower = half the difference of the order groups' means: what going second "
+         "costs a run, which the drawn orders cancel.", "",
+         "| program | figure | pairs ok / tried | perfscope 199 Hz [95%] | sd of one pair | second run slower "
+         "| A/A pairs | A/A [95%] | A/A sd | A/A second run slower | target | verdict |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     for q in QUESTIONS:
-        xs, ys = got[q["key"]], aa[q["key"]]
-        fx, fy = figure(q, xs), figure(q, ys)
+        k = q["key"]
+        xs, ys = got[k], aa[k]
+        fx = figure(q, xs)
         v = verdict(q, fx) if fx else "-"
-        at = resolved_after(q, xs)
-        L.append("| %s | %s | %d | %s | %s | %d | %s | %s | %s | %s | %s |" % (
-            q["title"], q["figure"], len(xs),
-            "%+.2f%% [%+.2f..%+.2f]" % fx if fx else "-",
-            "%.2f%%" % (statistics.stdev(xs) * 100) if len(xs) > 1 else "-", len(ys),
-            "%+.2f%% [%+.2f..%+.2f]" % fy if fy else "-",
-            "%.2f%%" % (statistics.stdev(ys) * 100) if len(ys) > 1 else "-",
-            q["target_text"], "%d pairs" % at if at else "not in these pairs", v))
+        L.append("| %s | %s | %d / %d | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
+            q["title"], q["figure"], len(xs), tries[k], fmt_fig(fx), sd(xs), fmt_order(xs), len(ys),
+            fmt_fig(figure(q, ys)), sd(ys), fmt_order(ys), q["target_text"], v))
         if not fx:
             continue
-        notes.append("- %s, %s at 199 Hz (defaults): %+.2f%% [%+.2f..%+.2f] over %d pairs -> %s (target: %s)."
-                     % (q["title"], q["figure"], fx[0], fx[1], fx[2], len(xs), v, q["target_text"]))
-        if fy and not fy[1] <= 0 <= fy[2]:
-            notes.append("- %s: the A/A interval does not hold 0: the machine drifted more than the alternation "
-                         "cancels; the figure above carries that error too." % q["title"])
-        if not at:
-            need = math.ceil(len(xs) * (mean_ci(xs)[1] * 100 / (q["target_pct"] / 2)) ** 2)
-            notes.append("- %s: at this spread the half-width falls under %.2f%% after about %d pairs."
-                         % (q["title"], q["target_pct"] / 2, need))
+        notes.append("- %s, %s at 199 Hz (defaults): %s over %d pairs -> %s (target: %s)."
+                     % (q["title"], q["figure"], fmt_fig(fx), len(xs), v, q["target_text"]))
+        if v == "not resolved":
+            m, h = estimate(xs)
+            gap = abs(m - target_log(q))
+            notes.append("- %s: the interval holds the target; at this spread it would leave it after about "
+                         "%s pairs (the half-width under the %.2f%% between the figure and the target)."
+                         % (q["title"], "%d" % math.ceil(len(xs) * (h / gap) ** 2) if gap else "no number of",
+                            gap * 100))
+        if tries[k] < want[k]:
+            notes.append("- %s: the time budget stopped the run after %d of %d pairs." % (q["title"], tries[k], want[k]))
     L += [""] + notes
     errs = machine["errors"]
     if errs:
-        L.append("- pairs left out: %d (%s)" % (len(errs), "; ".join(sorted(set(errs)))))
+        L.append("- pairs left out (profiled and A/A, both programs): %d (%s)" % (len(errs), "; ".join(sorted(set(errs)))))
+    L.append("- The A/A interval should hold 0 in about 19 runs of 20: a 95% interval that misses it once is "
+             "chance. Their order effect is the machine's alone; a profiled order effect far from it would be "
+             "the profiled run's after-effect on the next (its files' writeback), which the drawn orders also cancel.")
     L.append("- met: the whole interval is at or under the target; MISSED: the whole interval is over it; "
              "otherwise not resolved: the cost lies within the interval's half-width of the target.")
     return L
@@ -189,6 +240,14 @@ def main():
     got = {q["key"]: [] for q in QUESTIONS}
     aa = {q["key"]: [] for q in QUESTIONS}
     tries = {q["key"]: 0 for q in QUESTIONS}
+    aa_tries = {q["key"]: 0 for q in QUESTIONS}
+    # with_first for each pair, drawn beforehand: half each way, shuffled (the A/A pairs their own)
+    orders, aa_orders = {}, {}
+    for q in QUESTIONS:
+        for table, n, salt in ((orders, want[q["key"]], "ps"), (aa_orders, -(-want[q["key"]] // AA_EVERY), "aa")):
+            o = [i % 2 == 1 for i in range(n)]
+            random.Random("%s-%s-%d" % (q["key"], salt, SEED)).shuffle(o)
+            table[q["key"]] = o
     errors = []
     start = time.monotonic()
     print("bench: resolving the defaults' cost at 199 Hz (%s), budget %.0f s; load %s"
@@ -202,28 +261,30 @@ def main():
         if not left or (done and elapsed + elapsed / done > args.budget):
             break
         q = min(left, key=lambda q: tries[q["key"]] / want[q["key"]])
-        xs, ys = got[q["key"]], aa[q["key"]]
-        tries[q["key"]] += 1
-        x, err = run_pair(q, PS199, args, argv, done, with_first=tries[q["key"]] % 2 == 0)
+        k = q["key"]
+        wf = orders[k][tries[k]]
+        tries[k] += 1
+        x, err = run_pair(q, PS199, args, argv, done, with_first=wf)
         if err:
             errors.append(err)
         else:
-            xs.append(x)
-        if tries[q["key"]] % AA_EVERY == 0:
-            y, err = run_pair(q, AA, args, argv, done, with_first=len(ys) % 2 == 1)
+            got[k].append((x, wf))
+        if tries[k] % AA_EVERY == 0:
+            wf = aa_orders[k][aa_tries[k]]
+            aa_tries[k] += 1
+            y, err = run_pair(q, AA, args, argv, done, with_first=wf)
             if err:
                 errors.append(err)
             else:
-                ys.append(y)
+                aa[k].append((y, wf))
         done += 1
         if done % 20 == 0:
             print("  %.0f s  %s" % (time.monotonic() - start, "  ".join(
-                "%s %d pairs %+.2f%% +- %.2f" % (q["key"], len(got[q["key"]]), mean_ci(got[q["key"]])[0] * 100,
-                                                 mean_ci(got[q["key"]])[1] * 100)
-                for q in QUESTIONS if len(got[q["key"]]) > 1)), flush=True)
+                "%s %d pairs %s" % (q["key"], len(got[q["key"]]), fmt_fig(figure(q, got[q["key"]])))
+                for q in QUESTIONS)), flush=True)
     machine.update(elapsed_s=time.monotonic() - start, loadavg_end=report.loadavg(), errors=errors)
     pool.replace_section(args.results, "## The defaults' cost at 199 Hz, resolved",
-                         section(args, got, aa, machine))
+                         section(args, got, aa, tries, want, machine))
     print("bench: resolved section written (%.0f s)" % machine["elapsed_s"])
     return 0
 

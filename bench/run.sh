@@ -15,7 +15,7 @@
 # starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
 # BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_CPU_N and BENCH_RES_POOL_N
 # (bench/resolve.py: pairs at 199 Hz on the work target and on the pool, defaults 240 and 120,
-# about 30 minutes in all: what resolves 0.5% CPU and 1% throughput at this machine's spread),
+# about 30 minutes in all: at this machine's spread, a 95% interval about half each target wide),
 # BENCH_RES_BUDGET_S (stop starting those pairs after this many seconds, default 2400);
 # BENCH_THREADS_ROUNDS (bench/shimthreads.py rounds of a short and a long run, default 4); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
