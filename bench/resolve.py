@@ -74,6 +74,14 @@ PS199 = {"name": "perfscope 199 Hz (defaults)", "kind": "ps", "hz": 199, "env": 
 AA = {"name": "A/A (no profiler either side)", "kind": "none", "hz": 0}
 
 
+def draw_orders(name, n):
+    """-> n with_first flags, drawn beforehand: half each way (the odd one out without first),
+    shuffled with SEED and the name, so that a run of the bench can be repeated pair for pair."""
+    o = [i % 2 == 1 for i in range(n)]
+    random.Random("%s-%d" % (name, SEED)).shuffle(o)
+    return o
+
+
 def run_pair(q, cfg, args, argv, rep, with_first):
     """-> (log of with / without of the question's measure, None), or (None, why not)."""
     if q["key"] == "cpu":
@@ -197,6 +205,8 @@ def section(args, got, aa, tries, want, machine):
         L.append("| %s | %s | %d / %d | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
             q["title"], q["figure"], len(xs), tries[k], fmt_fig(fx), sd(xs), fmt_order(xs), len(ys),
             fmt_fig(figure(q, ys)), sd(ys), fmt_order(ys), q["target_text"], v))
+        if tries[k] < want[k]:
+            notes.append("- %s: the time budget stopped the run after %d of %d pairs." % (q["title"], tries[k], want[k]))
         if not fx:
             continue
         notes.append("- %s, %s at 199 Hz (defaults): %s over %d pairs -> %s (target: %s)."
@@ -208,8 +218,6 @@ def section(args, got, aa, tries, want, machine):
                          "%s pairs (the half-width under the %.2f%% between the figure and the target)."
                          % (q["title"], "%d" % math.ceil(len(xs) * (h / gap) ** 2) if gap else "no number of",
                             gap * 100))
-        if tries[k] < want[k]:
-            notes.append("- %s: the time budget stopped the run after %d of %d pairs." % (q["title"], tries[k], want[k]))
     L += [""] + notes
     errs = machine["errors"]
     if errs:
@@ -241,13 +249,8 @@ def main():
     aa = {q["key"]: [] for q in QUESTIONS}
     tries = {q["key"]: 0 for q in QUESTIONS}
     aa_tries = {q["key"]: 0 for q in QUESTIONS}
-    # with_first for each pair, drawn beforehand: half each way, shuffled (the A/A pairs their own)
-    orders, aa_orders = {}, {}
-    for q in QUESTIONS:
-        for table, n, salt in ((orders, want[q["key"]], "ps"), (aa_orders, -(-want[q["key"]] // AA_EVERY), "aa")):
-            o = [i % 2 == 1 for i in range(n)]
-            random.Random("%s-%s-%d" % (q["key"], salt, SEED)).shuffle(o)
-            table[q["key"]] = o
+    orders = {q["key"]: draw_orders(q["key"] + "-ps", want[q["key"]]) for q in QUESTIONS}
+    aa_orders = {q["key"]: draw_orders(q["key"] + "-aa", -(-want[q["key"]] // AA_EVERY)) for q in QUESTIONS}
     errors = []
     start = time.monotonic()
     print("bench: resolving the defaults' cost at 199 Hz (%s), budget %.0f s; load %s"
