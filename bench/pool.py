@@ -70,6 +70,8 @@ def env_for(cfg, args, work):
         env.update({"LD_PRELOAD": os.path.abspath(args.shim), "PERFSCOPE_OUT": work,
                     "PERFSCOPE_HZ": str(cfg["hz"])})
         env.update(cfg.get("env", {}))
+    elif cfg["kind"] == "idle":  # bench/resolve.py: what any idle thread in the process does
+        env["LD_PRELOAD"] = os.path.abspath(args.idle_thread)
     elif cfg["kind"] == "gperf":
         env.update({"LD_PRELOAD": args.libprofiler, "CPUPROFILE": os.path.join(work, "prof"),
                     "CPUPROFILE_FREQUENCY": str(cfg["hz"])})

@@ -6,7 +6,10 @@ table cannot: is the cost at 199 Hz under its target? One pair alone varies by 1
 shared machine, more than either target, so this runs a fixed number of pairs, chosen from that
 spread so that the 95% interval's half-width comes out near half the target. Two questions:
 - bench/target.c (the first table's work target), CPU (user+sys of the child): at most +0.5%;
-- bench/threadpool.c (the thread-pool table's target), throughput: at most 1% loss.
+- bench/threadpool.c (the thread-pool table's target), throughput: at most 1% loss;
+and, with no target, what the pool's figure is made of: the pool with the shim loaded but not
+sampling (PERFSCOPE_HZ=0), and with no shim but one idle thread (bench/idlethread.c), so that
+sampling's own share is the difference of the first two.
 Each pair runs the target without and with the shim at its defaults (PERFSCOPE_HZ=199 only).
 Which of the two runs first is drawn beforehand, half each way, shuffled with a fixed seed: an
 order effect (the second run finding warm caches or a neighbour's burst, or the after-effect of
@@ -60,18 +63,27 @@ def mean_ci(xs):
     return m, t975(len(xs) - 1) * se, se
 
 
-
-# Each question: its target, the measure read from each run, and its stated figure.
-# A pair's value is log(with / without) of the measure: CPU seconds for the work target, wall
-# seconds for the pool (fixed steps, so wall with / wall without = 1 / the throughput ratio).
-QUESTIONS = [
-    {"key": "cpu", "title": "bench/target.c", "measure": "cpu", "target_pct": 0.5,
-     "figure": "CPU overhead", "target_text": "at most +0.5% CPU"},
-    {"key": "pool", "title": "bench/threadpool.c", "measure": "wall", "target_pct": 1.0,
-     "figure": "throughput loss", "target_text": "at most 1% throughput loss"},
-]
 PS199 = {"name": "perfscope 199 Hz (defaults)", "kind": "ps", "hz": 199, "env": {}}
+HZ0 = {"name": "the shim loaded, sampling off (PERFSCOPE_HZ=0)", "kind": "ps", "hz": 0, "env": {}}
+IDLE = {"name": "no shim: one idle thread (bench/idlethread.c preloaded)", "kind": "idle", "hz": 0}
 AA = {"name": "A/A (no profiler either side)", "kind": "none", "hz": 0}
+
+# Each question: the program, what runs on the profiled side, the measure read from each run,
+# its stated figure and its target (None: no target, a figure that explains another). A pair's
+# value is log(with / without) of the measure: CPU seconds for the work target, wall seconds for
+# the pool (fixed steps, so wall with / wall without = 1 / the throughput ratio). The last two
+# tell what the pool's figure is made of: on this VM the pool runs faster with any idle thread
+# in its process, the shim's included.
+QUESTIONS = [
+    {"key": "cpu", "title": "bench/target.c", "cfg": PS199, "measure": "cpu", "target_pct": 0.5,
+     "figure": "CPU overhead", "target_text": "at most +0.5% CPU", "aa": True},
+    {"key": "pool", "title": "bench/threadpool.c", "cfg": PS199, "measure": "wall", "target_pct": 1.0,
+     "figure": "throughput loss", "target_text": "at most 1% throughput loss", "aa": True},
+    {"key": "pool_hz0", "title": "bench/threadpool.c", "cfg": HZ0, "measure": "wall", "target_pct": None,
+     "figure": "throughput loss", "target_text": "-", "aa": False},
+    {"key": "pool_idle", "title": "bench/threadpool.c", "cfg": IDLE, "measure": "wall", "target_pct": None,
+     "figure": "throughput loss", "target_text": "-", "aa": False},
+]
 
 
 def draw_orders(name, n):
@@ -84,7 +96,7 @@ def draw_orders(name, n):
 
 def run_pair(q, cfg, args, argv, rep, with_first):
     """-> (log of with / without of the question's measure, None), or (None, why not)."""
-    if q["key"] == "cpu":
+    if q["measure"] == "cpu":
         p = analyze.one_pair(cfg, args, argv, rep, with_first)
     else:
         p = pool.pool_pair(cfg, args, rep, with_first)
@@ -134,13 +146,13 @@ def order_effect(pairs):
 def to_pct(q, x):
     """A mean log ratio as the question states it, in %: CPU overhead (with / without - 1) or
     throughput loss (1 - without / with, the pool's measure being wall time)."""
-    return (math.exp(x) - 1) * 100 if q["key"] == "cpu" else (1 - math.exp(-x)) * 100
+    return (math.exp(x) - 1) * 100 if q["measure"] == "cpu" else (1 - math.exp(-x)) * 100
 
 
 def target_log(q):
     """The target on the log ratio's scale."""
     t = q["target_pct"] / 100
-    return math.log(1 + t) if q["key"] == "cpu" else -math.log(1 - t)
+    return math.log(1 + t) if q["measure"] == "cpu" else -math.log(1 - t)
 
 
 def figure(q, pairs):
@@ -152,6 +164,8 @@ def figure(q, pairs):
 
 
 def verdict(q, fig):
+    if q["target_pct"] is None:
+        return "-"
     if fig[2] <= q["target_pct"]:
         return "met"
     if fig[1] > q["target_pct"]:
@@ -176,6 +190,17 @@ def sd(pairs):
     return "%.2f%%" % (math.sqrt(sum(d * d for d in dev) / (len(dev) - 2)) * 100) if len(dev) > 2 else "-"
 
 
+def sampling_share(got):
+    """-> the pool's throughput loss from sampling alone (199 Hz pairs against sampling-off
+    pairs: the difference of the two mean log ratios), as (figure, lo, hi) in %; None without both."""
+    a, b = estimate(got["pool"]), estimate(got["pool_hz0"])
+    if not a or not b:
+        return None
+    m, h = a[0] - b[0], math.sqrt(a[1] ** 2 + b[1] ** 2)
+    q = QUESTIONS[1]
+    return to_pct(q, m), to_pct(q, m - h), to_pct(q, m + h)
+
+
 def section(args, got, aa, tries, want, machine):
     L = ["## The defaults' cost at 199 Hz, resolved (bench/resolve.py)", "",
          "Written by `bench/resolve.py` (run by `make bench` after the thread pool). Pairs without and "
@@ -184,30 +209,35 @@ def section(args, got, aa, tries, want, machine):
          "each way, shuffled with a fixed seed, so that an order effect (or the after-effect of whatever ran "
          "before the pair) falls on both sides alike; an A/A pair (no profiler either side, drawn alike) after "
          "every %d profiled pairs. Pairs fixed beforehand: %d on the work target, %d on the pool "
-         "(BENCH_RES_CPU_N, BENCH_RES_POOL_N), within a time budget of %.0f s (BENCH_RES_BUDGET_S). %.0f s "
-         "in all; load average at start %s, at end %s."
-         % (AA_EVERY, want["cpu"], want["pool"], args.budget, machine["elapsed_s"], machine["loadavg_start"],
-            machine["loadavg_end"]), "",
+         "(BENCH_RES_CPU_N, BENCH_RES_POOL_N), and %d each on the pool with the shim loaded but not sampling "
+         "and with an idle thread instead of the shim (BENCH_RES_EXTRA_N), within a time budget of %.0f s "
+         "(BENCH_RES_BUDGET_S). %.0f s in all; load average at start %s, at end %s."
+         % (AA_EVERY, want["cpu"], want["pool"], want["pool_hz0"], args.budget, machine["elapsed_s"],
+            machine["loadavg_start"], machine["loadavg_end"]), "",
          "Figure: from the mean of the two order groups' mean log ratios (with / without), its [95% interval] "
          "from Welch's t over the two groups. CPU = user+sys of the child (wait4); throughput = steps per "
          "second (fixed steps: wall without / wall with). sd = one pair's log ratio around its order group's "
          "mean, in %. Second run slower = half the difference of the order groups' means: what going second "
          "costs a run, which the drawn orders cancel.", "",
-         "| program | figure | pairs ok / tried | perfscope 199 Hz [95%] | sd of one pair | second run slower "
-         "| A/A pairs | A/A [95%] | A/A sd | A/A second run slower | target | verdict |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| program | against no profiler | figure | pairs ok / tried | figure [95%] | sd of one pair "
+         "| second run slower | A/A pairs | A/A [95%] | A/A sd | A/A second run slower | target | verdict |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     for q in QUESTIONS:
         k = q["key"]
         xs, ys = got[k], aa[k]
         fx = figure(q, xs)
         v = verdict(q, fx) if fx else "-"
-        L.append("| %s | %s | %d / %d | %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
-            q["title"], q["figure"], len(xs), tries[k], fmt_fig(fx), sd(xs), fmt_order(xs), len(ys),
-            fmt_fig(figure(q, ys)), sd(ys), fmt_order(ys), q["target_text"], v))
+        L.append("| %s | %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            q["title"], q["cfg"]["name"], q["figure"], len(xs), tries[k], fmt_fig(fx), sd(xs), fmt_order(xs),
+            "%d" % len(ys) if q["aa"] else "-", fmt_fig(figure(q, ys)), sd(ys), fmt_order(ys), q["target_text"], v))
         if tries[k] < want[k]:
             notes.append("- %s: the time budget stopped the run after %d of %d pairs." % (q["title"], tries[k], want[k]))
         if not fx:
+            continue
+        if q["target_pct"] is None:
+            notes.append("- %s, %s: %s %s over %d pairs." % (q["title"], q["cfg"]["name"], q["figure"],
+                                                           fmt_fig(fx), len(xs)))
             continue
         notes.append("- %s, %s at 199 Hz (defaults): %s over %d pairs -> %s (target: %s)."
                      % (q["title"], q["figure"], fmt_fig(fx), len(xs), v, q["target_text"]))
@@ -218,6 +248,14 @@ def section(args, got, aa, tries, want, machine):
                          "%s pairs (the half-width under the %.2f%% between the figure and the target)."
                          % (q["title"], "%d" % math.ceil(len(xs) * (h / gap) ** 2) if gap else "no number of",
                             gap * 100))
+    share = sampling_share(got)
+    if share:
+        idle = figure(QUESTIONS[3], got["pool_idle"])
+        notes.append("- bench/threadpool.c: what sampling itself costs, the 199 Hz pairs' mean log ratio less "
+                     "the sampling-off pairs' (independent, so their half-widths add in quadrature): throughput "
+                     "loss %s. The rest of the 199 Hz figure is what the shim's presence does to this pool "
+                     "(the sampling-off row); an idle thread in the process and no shim: %s (the idle-thread row)."
+                     % (fmt_fig(share), fmt_fig(idle)))
     L += [""] + notes
     errs = machine["errors"]
     if errs:
@@ -238,13 +276,16 @@ def main():
     ap.add_argument("--budget", type=float, default=2400, help="stop starting pairs after this many seconds")
     ap.add_argument("--cpu-n", type=int, default=240, help="profiled pairs on the work target")
     ap.add_argument("--pool-n", type=int, default=120, help="profiled pairs on the thread pool")
+    ap.add_argument("--extra-n", type=int, default=40,
+                    help="pairs on the pool with sampling off, and with an idle thread instead of the shim")
+    ap.add_argument("--idle-thread", required=True, help="bench/idlethread.c built as a shared library")
     ap.add_argument("--iters", default="")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     argv = [os.path.abspath(args.target)] + ([args.iters] if args.iters else [])
     analyze.RUN_TIMEOUT_S = max(analyze.RUN_TIMEOUT_S, pool.POOL_TIMEOUT_S)
     machine = report.machine_info()
-    want = {"cpu": args.cpu_n, "pool": args.pool_n}
+    want = {"cpu": args.cpu_n, "pool": args.pool_n, "pool_hz0": args.extra_n, "pool_idle": args.extra_n}
     got = {q["key"]: [] for q in QUESTIONS}
     aa = {q["key"]: [] for q in QUESTIONS}
     tries = {q["key"]: 0 for q in QUESTIONS}
@@ -267,12 +308,12 @@ def main():
         k = q["key"]
         wf = orders[k][tries[k]]
         tries[k] += 1
-        x, err = run_pair(q, PS199, args, argv, done, with_first=wf)
+        x, err = run_pair(q, q["cfg"], args, argv, done, with_first=wf)
         if err:
             errors.append(err)
         else:
             got[k].append((x, wf))
-        if tries[k] % AA_EVERY == 0:
+        if q["aa"] and tries[k] % AA_EVERY == 0:
             wf = aa_orders[k][aa_tries[k]]
             aa_tries[k] += 1
             y, err = run_pair(q, AA, args, argv, done, with_first=wf)

@@ -15,7 +15,8 @@
 # starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
 # BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_CPU_N and BENCH_RES_POOL_N
 # (bench/resolve.py: pairs at 199 Hz on the work target and on the pool, defaults 240 and 120,
-# about 30 minutes in all: at this machine's spread, a 95% interval about half each target wide),
+# about 30 minutes in all: at this machine's spread, a 95% interval about half each target wide;
+# BENCH_RES_EXTRA_N, default 40: the pool with sampling off and with an idle thread instead),
 # BENCH_RES_BUDGET_S (stop starting those pairs after this many seconds, default 2400);
 # BENCH_THREADS_ROUNDS (bench/shimthreads.py rounds of a short and a long run, default 4); SYMBOLIZE_N
 # (samples of the symbolizer's runs, default 200000: about a minute more; see bench/symbolize.sh).
@@ -59,7 +60,8 @@ python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfsco
 python3 bench/resolve.py --target "$BUILD/bench/target" --pool "$BUILD/bench/threadpool" \
   --shim "$BUILD/libperfscope.so" \
   --work "$BUILD/bench/runs" --results bench/RESULTS.md --budget "${BENCH_RES_BUDGET_S:-2400}" \
-  --cpu-n "${BENCH_RES_CPU_N:-240}" --pool-n "${BENCH_RES_POOL_N:-120}" \
+  --cpu-n "${BENCH_RES_CPU_N:-240}" --pool-n "${BENCH_RES_POOL_N:-120}" --extra-n "${BENCH_RES_EXTRA_N:-40}" \
+  --idle-thread "$BUILD/bench/idlethread.so" \
   ${BENCH_ITERS:+--iters "$BENCH_ITERS"}
 [ $? -ne 0 ] && rc=1
 # The shim's own threads: what they cost once a run against what they cost each second.

@@ -69,10 +69,20 @@ class Args:
 
 
 machine = {"elapsed_s": 1, "loadavg_start": "0", "loadavg_end": "0", "errors": ["x"]}
+keys = [q["key"] for q in resolve.QUESTIONS]
 for n in (0, 1, 2):
     pairs = simulate(n - n // 2, n // 2, 0.003, 0, 0.01)
-    got = {"cpu": pairs, "pool": pairs}
-    text = "\n".join(resolve.section(Args, got, got, {"cpu": n, "pool": n}, {"cpu": 240, "pool": 120}, machine))
+    got = {k: pairs for k in keys}
+    text = "\n".join(resolve.section(Args, got, got, {k: n for k in keys}, {k: 240 for k in keys}, machine))
     check("| bench/target.c |" in text and "stopped the run after %d of 240" % n in text,
           "the section renders with %d pairs" % n)
+
+# sampling's own share on the pool: the 199 Hz pairs less the sampling-off pairs
+got = {"pool": [(math.log(1.01) + d, wf) for d in (-0.001, 0.001) for wf in (False, True)],
+       "pool_hz0": [(math.log(0.97) + d, wf) for d in (-0.001, 0.001) for wf in (False, True)]}
+share = resolve.sampling_share(got)
+check(abs(share[0] - (1 - 0.97 / 1.01) * 100) < 1e-6 and share[1] < share[0] < share[2],
+      "sampling's share: a pool 1%% slower with the shim and 3%% faster with it not sampling is a 3.96%% loss (%s)"
+      % (share,))
+check(resolve.sampling_share({"pool": got["pool"], "pool_hz0": []}) is None, "no share without sampling-off pairs")
 finish()
