@@ -271,9 +271,15 @@ def _reading(rows, m):
         c = r["cfg"]
         g = _find(rows, kind="gperf", hz=c.get("hz"))
         if c["kind"] == "ps" and r["cost_us"] and g and g["cost_us"]:
-            frac = r["cost_us"][0] / g["cost_us"][0] if g["cost_us"][0] > 0 else float("inf")
             notes = [who for who, x in (("ours", r), ("gperftools'", g))
                      if noise is not None and abs(x["cpu"][0] - 1) <= noise]
+            if g["cost_us"][0] <= 0:
+                # no ratio to a cost that did not show: saying MISSED (or met) would be made up
+                L.append("- cost/sample <= 1/4 of gperftools' (%.1f us at %d Hz), %s: %.1f us -> not measured: "
+                         "gperftools' extra CPU a sample is not above zero in these pairs" % (
+                             g["cost_us"][0], c["hz"], c["name"], r["cost_us"][0]))
+                continue
+            frac = r["cost_us"][0] / g["cost_us"][0]
             L.append("- cost/sample <= 1/4 of gperftools' (%.1f us at %d Hz), %s: %.1f us = %.2fx -> %s%s" % (
                 g["cost_us"][0], c["hz"], c["name"], r["cost_us"][0], frac,
                 _verdict(frac <= TARGET_COST_FRACTION),
