@@ -232,7 +232,8 @@ def section(args, got, aa, tries, want, machine):
             q["title"], q["cfg"]["name"], q["figure"], len(xs), tries[k], fmt_fig(fx), sd(xs), fmt_order(xs),
             "%d" % len(ys) if q["aa"] else "-", fmt_fig(figure(q, ys)), sd(ys), fmt_order(ys), q["target_text"], v))
         if tries[k] < want[k]:
-            notes.append("- %s: the time budget stopped the run after %d of %d pairs." % (q["title"], tries[k], want[k]))
+            notes.append("- %s, %s: the time budget stopped the run after %d of %d pairs."
+                         % (q["title"], q["cfg"]["name"], tries[k], want[k]))
         if not fx:
             continue
         if q["target_pct"] is None:

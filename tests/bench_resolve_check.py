@@ -74,7 +74,8 @@ for n in (0, 1, 2):
     pairs = simulate(n - n // 2, n // 2, 0.003, 0, 0.01)
     got = {k: pairs for k in keys}
     text = "\n".join(resolve.section(Args, got, got, {k: n for k in keys}, {k: 240 for k in keys}, machine))
-    check("| bench/target.c |" in text and "stopped the run after %d of 240" % n in text,
+    check("| bench/target.c |" in text and "(defaults): the time budget stopped the run after %d of 240" % n in text
+          and "(PERFSCOPE_HZ=0): the time budget stopped the run after %d of 240" % n in text,
           "the section renders with %d pairs" % n)
 
 # sampling's own share on the pool: the 199 Hz pairs less the sampling-off pairs
