@@ -60,7 +60,9 @@ def clean_env():
 
 
 def run_once(argv, env, log_path):
-    """-> dict(wall, cpu, rc, out, hung). CPU = user+sys of the child from wait4."""
+    """-> dict(wall, cpu, rc, out, hung, step_s). CPU = user+sys of the child from wait4; step_s:
+    seconds per step of a target that prints its own `steps_per_s` (bench/threadpool.c: its timed
+    steps only), else None."""
     with open(log_path, "wb") as out:
         t0 = time.monotonic()
         p = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -78,9 +80,11 @@ def run_once(argv, env, log_path):
     with open(log_path, "rb") as f:
         text = f.read().decode(errors="replace")
     checksum = next((l for l in text.splitlines() if l.startswith("checksum ")), "")
+    rate = re.search(r"\bsteps_per_s ([0-9.]+)", text)
+    step_s = 1 / float(rate.group(1)) if rate and float(rate.group(1)) > 0 else None
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "user": ru.ru_utime,
             "sys": ru.ru_stime, "rc": p.returncode,
-            "out": checksum, "hung": hung.is_set()}
+            "out": checksum, "hung": hung.is_set(), "step_s": step_s}
 
 
 def with_env(cfg, args, work):

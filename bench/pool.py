@@ -5,9 +5,9 @@ writes its own section of RESULTS.md, replacing its earlier self. Figures, never
 fail the bench: exit 0 unless the bench itself could not run.
 
 - thread pool (bench/threadpool.c: as many threads as cores, matrix-vector steps between
-  spinning barriers): profiled over unprofiled throughput (steps per second; the steps are
-  fixed, so the ratio is wall without / wall with) for perfscope, gperftools and
-  `perf record -g` at 199 and 997 Hz, paired and alternated in one session, with an A/A pair.
+  spinning barriers): profiled over unprofiled throughput (the steps per second the pool prints
+  for its timed steps, after its warm-up steps) for perfscope, gperftools and `perf record -g`
+  at 199 and 997 Hz, paired and alternated in one session, with an A/A pair.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
   parts turned off; and, without it, an idle thread of bench/idlethread.c in every process),
   paired: extra CPU (the shell and all its children, from wait4) per process.
@@ -113,6 +113,8 @@ def pool_pair(cfg, args, rep, with_first=False):
         pair["error"] = "exit status %d/%d" % (base["rc"], w["rc"])
     elif base["out"] != w["out"] or not base["out"]:
         pair["error"] = "output differs: %r vs %r" % (base["out"], w["out"])
+    elif not base["step_s"] or not w["step_s"]:
+        pair["error"] = "a run printed no steps_per_s"
     else:
         try:
             pair["samples"] = samples_of(cfg, work, log)
@@ -120,6 +122,12 @@ def pool_pair(cfg, args, rep, with_first=False):
             pair["error"] = "samples unreadable: %s" % e
     shutil.rmtree(work, ignore_errors=True)
     return pair
+
+
+def throughput_ratio(p):
+    """A pool pair's profiled over unprofiled throughput: the steps per second of the pool's timed
+    steps (bench/threadpool.c), so neither the warm-up nor the process's start and end count."""
+    return p["without"]["step_s"] / p["with"]["step_s"]
 
 
 def stat(xs):
@@ -134,9 +142,10 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
     L = ["## Thread pool (bench/threadpool.c)", "",
          "Written by `bench/pool.py` (run by `make bench` after the pairs above). %d threads (one per "
          "core) each step compute their rows of a 384x384 matrix-vector product, then meet at a "
-         "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of steps (%d), so the "
-         "throughput ratio (profiled over unprofiled steps per second) is wall without / wall with, "
-         "paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
+         "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of timed steps (%d) after "
+         "its warm-up steps, and the throughput ratio is profiled over unprofiled steps per second of the "
+         "timed steps as the pool prints them (its first steps measure where the scheduler first places its "
+         "threads, which any other thread in the process changes: docs/shim.md), paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
          "repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
          "pool needs a quiet machine: with more runnable threads than cores each step waits for a time "
          "slice, and the ratios mean nothing." % (
@@ -150,7 +159,7 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
     rows = {}
     for c in cfgs:
         ok = [p for p in pairs[c["name"]] if not p["error"]]
-        thr = stat([p["without"]["wall"] / p["with"]["wall"] for p in ok])
+        thr = stat([throughput_ratio(p) for p in ok])
         cpu = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
         yl = stat([p["samples"] / (p["with"]["cpu"] * c["hz"]) for p in ok if p["samples"] and c["hz"]])
         rows[c["name"]] = (c, thr)
@@ -481,7 +490,7 @@ def main():
             p = pool_pair(c, args, rep)
             pairs[c["name"]].append(p)
             print("  rep %d  %-36s throughput %.4f  samples %s%s" % (
-                rep + 1, c["name"], p["without"]["wall"] / p["with"]["wall"], p["samples"],
+                rep + 1, c["name"], throughput_ratio(p) if not p["error"] else 0, p["samples"],
                 ("  ERROR " + p["error"]) if p["error"] else ""), flush=True)
     machine["loadavg_end"] = report.loadavg()
     replace_section(args.results, "## Thread pool", pool_section(args, cfgs, pairs, machine, perf_note))

@@ -61,7 +61,7 @@ for q in (CPU, POOL):
     check(resolve.verdict(q, (0, q["target_pct"] + 0.01, 9)) == "MISSED", "%s: above the target: MISSED" % q["key"])
     check(resolve.verdict(q, (0, -1, q["target_pct"] + 0.01)) == "not resolved", "%s: across it: not resolved" % q["key"])
 check(resolve.to_pct(POOL, math.log(1.02)) < 2 < resolve.to_pct(CPU, math.log(1.02)),
-      "a 2% longer wall is a 1.96% throughput loss, a 2% higher CPU a +2% overhead")
+      "a 2% longer time per step is a 1.96% throughput loss, a 2% higher CPU a +2% overhead")
 
 
 class Args:

@@ -1,0 +1,57 @@
+"""bench_pool_check.py: bench/threadpool.c's measure as make bench reads it (bench/analyze.py's
+run_once, bench/pool.py's throughput ratio). argv[1]: the pool, built as bench/run.sh builds it.
+
+- The warm-up steps run (the checksum of 3 timed steps after 2 warm-up steps is that of 5 steps
+  with none, not that of 3: the vector settles after some 300 steps, so few are compared) and
+  are not timed: 10 timed steps after 20,000 warm-up steps report a rate
+  far above 10 steps over the whole run's wall time (the run's start and warm-up left out).
+- Bad arguments: one usage line, exit status 2.
+- run_once reads the rate back as seconds per step; a target that prints none gives None, and
+  the throughput ratio is unprofiled over profiled time per step.
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.environ["ROOT"], "bench"))
+import analyze  # noqa: E402
+import pool  # noqa: E402
+from checks import check, require, finish  # noqa: E402
+
+POOL = sys.argv[1]
+WORK = sys.argv[2]
+
+
+def out_of(*args):
+    p = subprocess.run([POOL] + [str(a) for a in args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+rc, a, _ = out_of(3, 2)
+rc5, b, _ = out_of(5, 0)
+rc3, c, _ = out_of(3, 0)
+require(rc == 0 and rc5 == 0 and rc3 == 0, "the pool runs (exit statuses %d, %d, %d)" % (rc, rc5, rc3))
+check("warmup 2 steps 3 steps_per_s " in a, "the pool names its warm-up and timed steps: %r" % a)
+ca, cb, cc = (x.splitlines()[0] for x in (a, b, c))
+check(ca.startswith("checksum ") and ca == cb and ca != cc,
+      "3 timed steps after 2 warm-up steps end where 5 steps do, not where 3 do (%s, %s, %s)" % (ca, cb, cc))
+
+log = os.path.join(WORK, "pool.log")
+r = analyze.run_once([POOL, "10", "20000"], dict(os.environ), log)
+require(r["rc"] == 0 and r["step_s"], "run_once reads the rate of 10 timed steps after 20000 warm-up steps: %r" % r)
+whole_rate = 10 / r["wall"]
+check(1 / r["step_s"] > 10 * whole_rate,
+      "the rate counts the timed steps' time only: %.0f steps/s, against %.1f for 10 steps over the run's %.3f s"
+      % (1 / r["step_s"], whole_rate, r["wall"]))
+
+for args in ((0,), (-1,), (10, -1)):
+    rc, out, err = out_of(*args)
+    check(rc == 2 and err.count("\n") == 1 and "usage" in err and not out,
+          "threadpool %s: one usage line, exit status 2 (rc %d, %r)" % (" ".join(map(str, args)), rc, err))
+
+r = analyze.run_once(["/bin/sh", "-c", "echo checksum 1"], dict(os.environ), log)
+check(r["step_s"] is None and r["out"] == "checksum 1", "a target that prints no rate: step_s None (%r)" % r)
+pair = {"without": {"step_s": 1 / 1000.0}, "with": {"step_s": 1 / 990.0}}
+check(abs(pool.throughput_ratio(pair) - 0.99) < 1e-12,
+      "990 steps/s profiled against 1000 unprofiled: a throughput ratio of 0.99 (%r)" % pool.throughput_ratio(pair))
+finish()
