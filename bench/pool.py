@@ -40,6 +40,11 @@ def pool_configs(have_gperf, have_perf):
             c.append({"name": "gperftools %d Hz" % hz, "kind": "gperf", "hz": hz})
         if have_perf:
             c.append({"name": "perf record -g -F %d" % hz, "kind": "perf", "hz": hz})
+    if have_perf:
+        # perf's own DWARF unwinding (a copy of each sample's user stack, unwound afterwards): the
+        # peer that, like the shim's libunwind, gives stacks without frame pointers
+        c.append({"name": "perf record --call-graph dwarf -F 997", "kind": "perf", "hz": 997,
+                  "callgraph": ["--call-graph", "dwarf"]})
     return c
 
 
@@ -59,8 +64,8 @@ def perf_ok():
 
 def argv_for(cfg, target, work):
     if cfg["kind"] == "perf":
-        return ["perf", "record", "-g", "-F", str(cfg["hz"]), "-o", os.path.join(work, "perf.data"),
-                "--"] + target
+        return (["perf", "record"] + cfg.get("callgraph", ["-g"]) + ["-F", str(cfg["hz"]),
+                "-o", os.path.join(work, "perf.data"), "--"] + target)
     return target
 
 
@@ -195,6 +200,10 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
                  "%.4f -> %s%s" % (ps997[0], pr997[0], "met" if ps997[0] >= pr997[0] else "MISSED", unresolved))
     elif ps997:
         L.append("- target at 997 Hz against `perf record -g`: not measured (%s)." % (perf_note or "no perf rows"))
+    prd = rows.get("perf record --call-graph dwarf -F 997", (None, None))[1]
+    if ps997 and prd:
+        L.append("- beside perf's DWARF unwinding at 997 Hz, the peer that also gives stacks without frame "
+                 "pointers (no target): perfscope %.4f vs perf --call-graph dwarf %.4f." % (ps997[0], prd[0]))
     for name, e in errs:
         L.append("- failed pair, %s: %s" % (name, e))
     return L
