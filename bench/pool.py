@@ -7,7 +7,8 @@ fail the bench: exit 0 unless the bench itself could not run.
 - thread pool (bench/threadpool.c: as many threads as cores, matrix-vector steps between
   spinning barriers): profiled over unprofiled throughput (the steps per second the pool prints
   for its timed steps, after its warm-up steps) for perfscope, gperftools and `perf record -g`
-  at 199 and 997 Hz, paired and alternated in one session, with an A/A pair.
+  at 199 and 997 Hz, and `perf record --call-graph dwarf` at 997 Hz, paired and alternated in
+  one session, with an A/A pair.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
   parts turned off; and, without it, an idle thread of bench/idlethread.c in every process),
   paired: extra CPU (the shell and all its children, from wait4) per process.
@@ -150,7 +151,9 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
          "spinning barrier (as ggml's thread pool and OpenMP do); a fixed number of timed steps (%d) after "
          "its warm-up steps, and the throughput ratio is profiled over unprofiled steps per second of the "
          "timed steps as the pool prints them (its first steps measure where the scheduler first places its "
-         "threads, which any other thread in the process changes: docs/shim.md), paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
+         "threads, which any other thread in the process changes: docs/shim.md; so the throughput leaves out the "
+         "profiler's start and exit and its first samples, which the work target's CPU and the fork+exec section "
+         "count; the CPU and samples columns are the whole run's), paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
          "repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
          "pool needs a quiet machine: with more runnable threads than cores each step waits for a time "
          "slice, and the ratios mean nothing." % (
@@ -159,7 +162,7 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
     if perf_note:
         L += ["`perf record` could not run here: %s (perf_event_paranoid=%s); its rows are missing." % (
             perf_note, machine["paranoid"]), ""]
-    L += ["| config | throughput ratio | CPU ratio | samples / (wall s x threads x Hz) | pairs ok |",
+    L += ["| config | throughput ratio | CPU ratio | samples / (CPU s x Hz) | pairs ok |",
           "|---|---|---|---|---|"]
     rows = {}
     for c in cfgs:
@@ -468,7 +471,7 @@ def main():
     ap.add_argument("--libprofiler", default="")
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", required=True)
-    ap.add_argument("--n", type=int, default=6)
+    ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--budget", type=float, default=300, help="stop starting thread-pool repetitions after this")
     ap.add_argument("--fork-n", type=int, default=6)
     ap.add_argument("--procs", type=int, default=200)

@@ -16,6 +16,7 @@
  * Never sleeps, never blocks in the kernel between steps.
  * Build: -O2 -g -fno-omit-frame-pointer -pthread. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -81,14 +82,23 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* A step count from the command line: digits only, at most a billion; -1 when it is not one. */
+static long count_arg(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return errno || end == s || *end || v < 0 || v > 1000000000L ? -1 : v;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
-        steps = strtol(argv[1], NULL, 10);
+        steps = count_arg(argv[1]);
     if (argc > 2)
-        warmup = strtol(argv[2], NULL, 10);
-    if (steps < 1 || warmup < 0) {
-        fprintf(stderr, "usage: threadpool [timed steps >= 1 [warm-up steps >= 0]]\n");
+        warmup = count_arg(argv[2]);
+    if (argc > 3 || steps < 1 || warmup < 0) {
+        fprintf(stderr, "usage: threadpool [timed steps, 1 to 1e9 [warm-up steps, 0 to 1e9]]\n");
         return 2;
     }
     cpu_set_t set;

@@ -5,7 +5,7 @@ run_once, bench/pool.py's throughput ratio). argv[1]: the pool, built as bench/r
   with none, not that of 3: the vector settles after some 300 steps, so few are compared) and
   are not timed: 10 timed steps after 20,000 warm-up steps report a rate
   far above 10 steps over the whole run's wall time (the run's start and warm-up left out).
-- Bad arguments: one usage line, exit status 2.
+- Bad arguments (not a count, out of range, one too many): one usage line, exit status 2.
 - run_once reads the rate back as seconds per step; a target that prints none gives None, and
   the throughput ratio is unprofiled over profiled time per step.
 """
@@ -44,7 +44,7 @@ check(1 / r["step_s"] > 10 * whole_rate,
       "the rate counts the timed steps' time only: %.0f steps/s, against %.1f for 10 steps over the run's %.3f s"
       % (1 / r["step_s"], whole_rate, r["wall"]))
 
-for args in ((0,), (-1,), (10, -1)):
+for args in ((0,), (-1,), (10, -1), ("x",), (10, "20k"), ("2000000000",), (10, 10, 10)):
     rc, out, err = out_of(*args)
     check(rc == 2 and err.count("\n") == 1 and "usage" in err and not out,
           "threadpool %s: one usage line, exit status 2 (rc %d, %r)" % (" ".join(map(str, args)), rc, err))
