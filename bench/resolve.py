@@ -73,8 +73,9 @@ AA = {"name": "A/A (no profiler either side)", "kind": "none", "hz": 0}
 # value is log(with / without) of the measure: CPU seconds for the work target, seconds per step
 # for the pool (of its timed steps, after its warm-up: step_s with / step_s without = 1 / the
 # throughput ratio, pool.throughput_ratio). The last two
-# tell what the pool's figure is made of: on this VM the pool runs faster with any idle thread
-# in its process, the shim's included.
+# tell what the pool's figure is made of: timed over the whole run, the pool ran faster with any
+# idle thread in its process, the shim's included (its first steps measured where the scheduler
+# placed its threads); the timed steps show whether any such effect is left.
 QUESTIONS = [
     {"key": "cpu", "title": "bench/target.c", "cfg": PS199, "measure": "cpu", "target_pct": 0.5,
      "figure": "CPU overhead", "target_text": "at most +0.5% CPU", "aa": True},

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < N; c++)
         vec[0][c] = 1.0f;
     struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &timed_start); /* no warm-up: the timed steps start now */
+    clock_gettime(CLOCK_MONOTONIC, &timed_start); /* without a warm-up; after one, worker 0 sets it again */
     pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     if (!th)
         return 1;
