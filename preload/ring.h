@@ -53,6 +53,9 @@ struct ps_unsampled {
     uint64_t span_t0, span_t1, span_cpu;
     uint64_t end_ns, end_cpu_ns;
     int end_blocked, end_known, final_done, counted;
+    /* Set first thing in its exit hook, before the hook blocks SIGPROF: a mask read from /proc
+     * from then on is the hook's, not the thread's (unsampled.c). */
+    _Atomic int ending;
 };
 
 struct ps_thread {

@@ -145,11 +145,12 @@ void threads_started(void)
                 memcpy(t->comm, name, 16);
                 t->comm_checked_ns = ps_now_ns();
             }
+            /* Its unsampled baseline before it is LIVE: a pass may check it from then on. */
+            unsampled_thread_start(t, 1);
             atomic_store(&t->state, PS_T_LIVE);
             thread_set_self(t);
             pthread_setspecific(thread_key, t);
             sigmask_thread_start();
-            unsampled_thread_start(t, 1);
             clock_arm(t, 1);
         }
     } else {

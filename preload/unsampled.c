@@ -77,6 +77,7 @@ static int self_prof_blocked(void)
 
 void unsampled_thread_end(struct ps_thread *t)
 {
+    atomic_store(&t->us.ending, 1);
     t->us.end_cpu_ns = cpu_of(CLOCK_THREAD_CPUTIME_ID);
     t->us.end_ns = ps_now_ns();
     t->us.end_blocked = self_prof_blocked();
@@ -177,13 +178,14 @@ static void check(struct ps_thread *t, uint64_t now, uint64_t cpu, int blocked)
         if (blocked < 0) {
             blocked = prof_blocked(t->tid);
             /* The mask from /proc, of a thread that may be ending since its state was read
-             * (the writer preempted in between): one read then showed SigBlk without SIGPROF
-             * (0) for a thread whose exit hook had recorded it blocked, and a thread that is
-             * gone cannot be read at all. Once the hook has run (EXITED), check_ended counts
-             * the stretch with the mask the hook recorded; an unreadable mask (/proc shut to
+             * (the writer preempted in between), is not the thread's own: its exit hook blocks
+             * SIGPROF (a sampled thread would read as blocked), one read showed SigBlk without
+             * SIGPROF (0) for a thread whose hook had recorded it blocked, and a thread that is
+             * gone cannot be read at all. Once its hook has begun, check_ended counts the
+             * stretch with the mask the hook recorded first; an unreadable mask (/proc shut to
              * us) tells nothing either. So the stretch stays unspent for the next check: spent
              * here, m_blockexit lost a thread's 30 ms in about 1 run of 20. */
-            if (blocked < 0 || atomic_load(&t->state) != PS_T_LIVE)
+            if (blocked < 0 || atomic_load(&t->us.ending) || atomic_load(&t->state) != PS_T_LIVE)
                 return;
         }
         if (blocked == 1)
