@@ -120,17 +120,24 @@ def gperf_own_count(log_path):
     return int(m.group(1)) if m else None
 
 
+def runs_in_order(run_without, run_with, with_first):
+    """-> (without, with): a pair's two runs, without first unless with_first (bench/resolve.py
+    draws the order so that it cancels in the mean)."""
+    if with_first:
+        w = run_with()
+        return run_without(), w
+    base = run_without()
+    return base, run_with()
+
+
 def one_pair(cfg, args, argv, rep, with_first=False):
-    """One pair: the target without the profiler, then with it (the other way round when
-    with_first: bench/resolve.py alternates the order so that it cancels in the mean)."""
+    """One pair: the target without the profiler and with it, in runs_in_order's order."""
     work = os.path.join(args.work, "r%d" % rep)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    if with_first:
-        w = run_once(argv, with_env(cfg, args, work), os.path.join(args.work, "with.log"))
-    base = run_once(argv, clean_env(), os.path.join(args.work, "without.log"))
-    if not with_first:
-        w = run_once(argv, with_env(cfg, args, work), os.path.join(args.work, "with.log"))
+    base, w = runs_in_order(lambda: run_once(argv, clean_env(), os.path.join(args.work, "without.log")),
+                            lambda: run_once(argv, with_env(cfg, args, work), os.path.join(args.work, "with.log")),
+                            with_first)
     pair = {"rep": rep, "without": base, "with": w, "error": None, "samples": None}
     if base["hung"] or w["hung"]:
         pair["error"] = "hung (killed after %d s)" % RUN_TIMEOUT_S

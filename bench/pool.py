@@ -100,17 +100,15 @@ POOL_TIMEOUT_S = 60  # 1.5-3 s on a quiet 2-core machine; oversubscribed, barrie
 
 
 def pool_pair(cfg, args, rep, with_first=False):
-    """One pair on the thread pool, without then with (with first when with_first)."""
+    """One pair on the thread pool, without and with, in analyze.runs_in_order's order."""
     work = os.path.join(args.work, "pool%d" % rep)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     target = [os.path.abspath(args.pool)] + ([str(args.steps)] if args.steps else [])
     log = os.path.join(args.work, "pool_with.log")
-    if with_first:
-        w = analyze.run_once(argv_for(cfg, target, work), env_for(cfg, args, work), log)
-    base = analyze.run_once(target, analyze.clean_env(), os.path.join(args.work, "pool_without.log"))
-    if not with_first:
-        w = analyze.run_once(argv_for(cfg, target, work), env_for(cfg, args, work), log)
+    base, w = analyze.runs_in_order(
+        lambda: analyze.run_once(target, analyze.clean_env(), os.path.join(args.work, "pool_without.log")),
+        lambda: analyze.run_once(argv_for(cfg, target, work), env_for(cfg, args, work), log), with_first)
     pair = {"without": base, "with": w, "error": None, "samples": None}
     if base["hung"] or w["hung"]:
         pair["error"] = ("killed after %d s (the machine is oversubscribed: every barrier step waits for a "
