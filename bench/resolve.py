@@ -12,17 +12,21 @@ sampling (PERFSCOPE_HZ=0), and with no shim but one idle thread (bench/idlethrea
 sampling's own share is the difference of the first two.
 Each pair runs the target without and with the shim at its defaults (PERFSCOPE_HZ=199 only).
 Which of the two runs first is drawn beforehand, half each way, shuffled with a fixed seed: an
-order effect (the second run finding warm caches or a neighbour's burst, or the after-effect of
-whatever ran before the pair, the two questions being interleaved) then falls on each side
-alike. The figure is the mean of the two order groups' mean log ratios (so a group one pair
-larger leaves no order effect behind), with a Welch 95% interval; half their difference is the
-order effect, reported beside it. A/A pairs (no profiler either side, drawn alike) give the
-spread and the order effect where there is no cost. Nothing stops early on what the pairs
+order effect (the second run finding warm caches or a neighbour's burst) then falls on each side
+alike, and the mean of the two order groups' mean log ratios cancels it. It does not cancel the
+after-effect of a shim run on the run after it (its files' writeback, its pages): with the shim
+first, that lands on its own pair's run without, and the order groups' figure comes out low by
+half of it. So the stated figure is a least-squares fit over every pair of a program, in the
+order run: one constant per configuration (its cost), the order sign, and whether each run
+followed a shim run (fit, after_cov); the order groups' figure is shown beside it. A/A pairs
+(no profiler either side, drawn alike) give the spread where there is no cost, and their
+constant in the fit should be 0. Nothing stops early on what the pairs
 show, which would bias the verdict; a time budget only cuts the run short, and the two
 questions take their pairs in proportion so that both keep the same share done.
 Figures, never verdicts that fail the bench: exit 0 unless the bench itself could not run.
 """
 import argparse
+import json
 import math
 import os
 import random
@@ -111,8 +115,8 @@ def run_pair(q, cfg, args, argv, rep, with_first):
 
 
 def groups(pairs):
-    """pairs: [(log ratio, with_first)] -> (the without-first logs, the with-first logs)."""
-    return [x for x, wf in pairs if not wf], [x for x, wf in pairs if wf]
+    """pairs: [(log ratio, with_first, prev)] -> (the without-first logs, the with-first logs)."""
+    return [p[0] for p in pairs if not p[1]], [p[0] for p in pairs if p[1]]
 
 
 def welch(a, b, sign):
@@ -134,7 +138,7 @@ def estimate(pairs):
     w = welch(nf, wf, +1)
     if w:
         return w[0] / 2, w[1] / 2
-    c = mean_ci([x for x, _ in pairs])
+    c = mean_ci([p[0] for p in pairs])
     return (c[0], c[1]) if c else None
 
 
@@ -143,6 +147,104 @@ def order_effect(pairs):
     half the difference of the order groups' means (with second minus with first)."""
     w = welch(*groups(pairs), -1)
     return (w[0] / 2, w[1] / 2) if w else None
+
+
+def shim_run(cfg):
+    """Whether the run on cfg's profiled side is a shim run: one that leaves a run folder behind,
+    whose after-effect on the run after it (its files' writeback, its pages) the fit measures."""
+    return cfg["kind"] == "ps"
+
+
+def after_cov(wf, prev, with_shim):
+    """A pair's covariate for the after-effect of a shim run on the run after it: whether the
+    with run follows a shim run, less whether the without run does. With first, the with run
+    follows the run before the pair (prev: 1 a shim run, 0 not) and the without run follows the
+    with run; without first, the without run follows the run before the pair and the with run
+    follows the without run, never a shim run."""
+    return (prev - int(with_shim)) if wf else -prev
+
+
+def inverse(m):
+    """-> the inverse of the square matrix m (Gauss-Jordan, partial pivoting); None if singular."""
+    k = len(m)
+    a = [list(map(float, row)) + [1.0 if i == j else 0.0 for j in range(k)] for i, row in enumerate(m)]
+    scale = max(abs(v) for row in m for v in row) or 1.0
+    for c in range(k):
+        p = max(range(c, k), key=lambda r: abs(a[r][c]))
+        if abs(a[p][c]) < 1e-12 * scale:
+            return None
+        a[c], a[p] = a[p], a[c]
+        d = a[c][c]
+        a[c] = [v / d for v in a[c]]
+        for r in range(k):
+            if r != c and a[r][c]:
+                f = a[r][c]
+                a[r] = [v - f * w for v, w in zip(a[r], a[c])]
+    return [row[k:] for row in a]
+
+
+def fit(rows):
+    """rows: one program's pairs, [(name, log ratio, with_first, prev, with_shim)]. Least squares
+    of each pair's log ratio on one constant per name (that configuration's cost), the order sign
+    (+1 with second, -1 with first: how much slower a pair's second run is) and after_cov (how
+    much slower a run is after a shim run than after any other). The order groups' mean cancels
+    the first but not the second: with the shim first, its after-effect falls on its own pair's
+    run without, and the figure comes out low by half of it. -> {"names", "beta", "cov", "df"}
+    (the constants in names' order, then the order effect, then the after-effect); None where
+    the pairs cannot tell them apart. Pairs whose prev is unknown (None) are left out."""
+    rows = [r for r in rows if r[3] is not None]
+    names = sorted({r[0] for r in rows})
+    k = len(names) + 2
+    X = [[1.0 if name == n else 0.0 for n in names] + [-1.0 if wf else 1.0, float(after_cov(wf, prev, ws))]
+         for name, _, wf, prev, ws in rows]
+    y = [r[1] for r in rows]
+    if len(rows) <= k:
+        return None
+    inv = inverse([[sum(row[a] * row[b] for row in X) for b in range(k)] for a in range(k)])
+    if inv is None:
+        return None
+    xty = [sum(row[a] * v for row, v in zip(X, y)) for a in range(k)]
+    beta = [sum(inv[a][b] * xty[b] for b in range(k)) for a in range(k)]
+    df = len(rows) - k
+    s2 = sum((v - sum(b * x for b, x in zip(beta, row))) ** 2 for row, v in zip(X, y)) / df
+    return {"names": names, "beta": beta, "cov": [[c * s2 for c in row] for row in inv], "df": df}
+
+
+def fit_term(f, i):
+    """-> (estimate, 95% half-width) of the fit's i-th term."""
+    return f["beta"][i], t975(f["df"]) * math.sqrt(max(f["cov"][i][i], 0.0))
+
+
+def program_fits(got, aa):
+    """-> {measure: fit} over every pair of each program (its profiled, A/A and extra pairs), the
+    constants named by question key ("-aa" for a question's A/A pairs)."""
+    rows = {}
+    for q in QUESTIONS:
+        for name, pairs, cfg in ((q["key"], got.get(q["key"], []), q["cfg"]),
+                                 (q["key"] + "-aa", aa.get(q["key"], []), AA)):
+            rows.setdefault(q["measure"], []).extend(
+                (name, x, wf, prev, shim_run(cfg)) for x, wf, prev in pairs)
+    return {m: fit(r) for m, r in rows.items()}
+
+
+def fitted(q, fits, suffix=""):
+    """-> (figure, lo, hi) in %: the question's cost with the order effect and the after-effect
+    taken out (bench/resolve.py's stated figure); None where the fit could not be made."""
+    f = fits.get(q["measure"])
+    if not f or q["key"] + suffix not in f["names"]:
+        return None
+    m, h = fit_term(f, f["names"].index(q["key"] + suffix))
+    return to_pct(q, m), to_pct(q, m - h), to_pct(q, m + h)
+
+
+def fitted_effect(q, fits, which):
+    """-> (figure, lo, hi) in %, on the question's measure: the fit's order effect (which=-2) or
+    after-effect (which=-1), as how much more CPU (or time per step) the later run takes."""
+    f = fits.get(q["measure"])
+    if not f:
+        return None
+    m, h = fit_term(f, len(f["beta"]) + which)
+    return tuple((math.exp(v) - 1) * 100 for v in (m, m - h, m + h))
 
 
 def to_pct(q, x):
@@ -192,82 +294,107 @@ def sd(pairs):
     return "%.2f%%" % (math.sqrt(sum(d * d for d in dev) / (len(dev) - 2)) * 100) if len(dev) > 2 else "-"
 
 
-def sampling_share(got):
+def sampling_share(got, fits=None):
     """-> the pool's throughput loss from sampling alone (199 Hz pairs against sampling-off
-    pairs: the difference of the two mean log ratios), as (figure, lo, hi) in %; None without both."""
-    a, b = estimate(got["pool"]), estimate(got["pool_hz0"])
-    if not a or not b:
-        return None
-    m, h = a[0] - b[0], math.sqrt(a[1] ** 2 + b[1] ** 2)
+    pairs: the difference of their two constants in the pool's fit, or without a fit of the two
+    mean log ratios), as (figure, lo, hi) in %; None without both."""
+    f = (fits or {}).get("step_s")
+    if f and "pool" in f["names"] and "pool_hz0" in f["names"]:
+        i, j = f["names"].index("pool"), f["names"].index("pool_hz0")
+        m = f["beta"][i] - f["beta"][j]
+        h = t975(f["df"]) * math.sqrt(max(f["cov"][i][i] + f["cov"][j][j] - 2 * f["cov"][i][j], 0.0))
+    else:
+        a, b = estimate(got.get("pool", [])), estimate(got.get("pool_hz0", []))
+        if not a or not b:
+            return None
+        m, h = a[0] - b[0], math.sqrt(a[1] ** 2 + b[1] ** 2)
     q = QUESTIONS[1]
     return to_pct(q, m), to_pct(q, m - h), to_pct(q, m + h)
 
 
 def section(args, got, aa, tries, want, machine):
+    fits = program_fits(got, aa)
     L = ["## The defaults' cost at 199 Hz, resolved (bench/resolve.py)", "",
          "Written by `bench/resolve.py` (run by `make bench` after the thread pool). Pairs without and "
          "with the shim at its defaults (PERFSCOPE_HZ=199 only) on the first table's work target and on the "
          "thread pool, interleaved in proportion; which run of a pair goes first is drawn beforehand, half "
-         "each way, shuffled with a fixed seed, so that an order effect (or the after-effect of whatever ran "
-         "before the pair) falls on both sides alike; an A/A pair (no profiler either side, drawn alike) after "
-         "every %d profiled pairs. Pairs fixed beforehand: %d on the work target, %d on the pool "
-         "(BENCH_RES_CPU_N, BENCH_RES_POOL_N), and %d each on the pool with the shim loaded but not sampling "
-         "and with an idle thread instead of the shim (BENCH_RES_EXTRA_N), within a time budget of %.0f s "
-         "(BENCH_RES_BUDGET_S). %.0f s in all; load average at start %s, at end %s."
+         "each way, shuffled with a fixed seed, so that an order effect falls on both sides alike; an A/A "
+         "pair (no profiler either side, drawn alike) after every %d profiled pairs. Pairs fixed beforehand: "
+         "%d on the work target, %d on the pool (BENCH_RES_CPU_N, BENCH_RES_POOL_N), and %d each on the pool "
+         "with the shim loaded but not sampling and with an idle thread instead of the shim "
+         "(BENCH_RES_EXTRA_N), within a time budget of %.0f s (BENCH_RES_BUDGET_S). %.0f s in all; load "
+         "average at start %s, at end %s. Every pair, in the order run, is in %s."
          % (AA_EVERY, want["cpu"], want["pool"], want["pool_hz0"], args.budget, machine["elapsed_s"],
-            machine["loadavg_start"], machine["loadavg_end"]), "",
-         "Figure: from the mean of the two order groups' mean log ratios (with / without), its [95% interval] "
-         "from Welch's t over the two groups. CPU = user+sys of the child (wait4); throughput = the steps per "
-         "second the pool prints for its timed steps, after its warm-up steps. sd = one pair's log ratio around its order group's "
-         "mean, in %. Second run slower = half the difference of the order groups' means: what going second "
-         "costs a run, which the drawn orders cancel.", "",
-         "| program | against no profiler | figure | pairs ok / tried | figure [95%] | sd of one pair "
-         "| second run slower | A/A pairs | A/A [95%] | A/A sd | A/A second run slower | target | verdict |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            machine["loadavg_start"], machine["loadavg_end"], machine.get("pairs_file", "-")), "",
+         "A pair's value is log(with / without) of the measure: CPU = user+sys of the child (wait4); the "
+         "pool's time per step, of the timed steps it prints after its warm-up. Two figures, each with its "
+         "[95% interval]. Order groups: the mean of the two order groups' means, Welch's t over the groups; "
+         "it cancels what going second costs a run, but not the after-effect of a shim run on the run after "
+         "it (its files' writeback, its pages): with the shim first, that falls on its own pair's run "
+         "without, so this figure comes out low by half of it. Fitted (the stated figure): least squares "
+         "over all the pairs of the program (profiled, A/A and extra) of the log ratio on one constant per "
+         "configuration, the order sign and whether each run followed a shim run (each pair's predecessor "
+         "known from the order run), the interval from the fit's standard error; the A/A constant should be "
+         "0. sd = one pair's log ratio around its order group's mean, in %. Second run slower = half the "
+         "difference of the order groups' means.", "",
+         "| program | against no profiler | figure | pairs ok / tried | order groups [95%] | fitted [95%] "
+         "| sd of one pair | second run slower | A/A pairs | A/A fitted [95%] | A/A sd | A/A second run slower "
+         "| target | verdict |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     for q in QUESTIONS:
         k = q["key"]
         xs, ys = got[k], aa[k]
-        fx = figure(q, xs)
-        v = verdict(q, fx) if fx else "-"
-        L.append("| %s | %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            q["title"], q["cfg"]["name"], q["figure"], len(xs), tries[k], fmt_fig(fx), sd(xs), fmt_order(xs),
-            "%d" % len(ys) if q["aa"] else "-", fmt_fig(figure(q, ys)), sd(ys), fmt_order(ys), q["target_text"], v))
+        fx, ff = figure(q, xs), fitted(q, fits)
+        stated = ff or fx
+        v = verdict(q, stated) if stated else "-"
+        L.append("| %s | %s | %s | %d / %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            q["title"], q["cfg"]["name"], q["figure"], len(xs), tries[k], fmt_fig(fx), fmt_fig(ff), sd(xs),
+            fmt_order(xs), "%d" % len(ys) if q["aa"] else "-",
+            fmt_fig(fitted(q, fits, "-aa")) if q["aa"] else "-", sd(ys), fmt_order(ys), q["target_text"], v))
         if tries[k] < want[k]:
             notes.append("- %s, %s: the time budget stopped the run after %d of %d pairs."
                          % (q["title"], q["cfg"]["name"], tries[k], want[k]))
-        if not fx:
+        if not stated:
             continue
+        how = "fitted" if ff else "order groups (no fit)"
         if q["target_pct"] is None:
-            notes.append("- %s, %s: %s %s over %d pairs." % (q["title"], q["cfg"]["name"], q["figure"],
-                                                           fmt_fig(fx), len(xs)))
+            notes.append("- %s, %s: %s %s over %d pairs (%s)." % (q["title"], q["cfg"]["name"], q["figure"],
+                                                                fmt_fig(stated), len(xs), how))
             continue
-        notes.append("- %s, %s at 199 Hz (defaults): %s over %d pairs -> %s (target: %s)."
-                     % (q["title"], q["figure"], fmt_fig(fx), len(xs), v, q["target_text"]))
+        notes.append("- %s, %s at 199 Hz (defaults): %s over %d pairs (%s) -> %s (target: %s)."
+                     % (q["title"], q["figure"], fmt_fig(stated), len(xs), how, v, q["target_text"]))
         if v == "not resolved":
-            m, h = estimate(xs)
+            lo, hi = (math.log(1 + stated[i] / 100) if q["measure"] == "cpu" else -math.log(1 - stated[i] / 100)
+                      for i in (1, 2))
+            m, h = (lo + hi) / 2, (hi - lo) / 2
             gap = abs(m - target_log(q))
             notes.append("- %s: the interval holds the target; at this spread it would leave it after about "
                          "%s pairs (the half-width under the %.2f%% between the figure and the target)."
                          % (q["title"], "%d" % math.ceil(len(xs) * (h / gap) ** 2) if gap else "no number of",
                             gap * 100))
-    share = sampling_share(got)
+    for q, label in ((QUESTIONS[0], "bench/target.c, CPU"), (QUESTIONS[1], "bench/threadpool.c, time per step")):
+        o, a = fitted_effect(q, fits, -2), fitted_effect(q, fits, -1)
+        if o and a:
+            notes.append("- %s, from the fit over all its pairs (%d degrees of freedom): a run after a shim run "
+                         "takes %s more than after any other (the after-effect); a pair's second run %s more "
+                         "than its first." % (label, fits[q["measure"]]["df"], fmt_fig(a), fmt_fig(o)))
+    share = sampling_share(got, fits)
     if share:
-        idle = figure(QUESTIONS[3], got["pool_idle"])
-        notes.append("- bench/threadpool.c: what sampling itself costs, the 199 Hz pairs' mean log ratio less "
-                     "the sampling-off pairs' (independent, so their half-widths add in quadrature): throughput "
-                     "loss %s. The rest of the 199 Hz figure is what the shim's presence does to this pool "
-                     "(the sampling-off row); an idle thread in the process and no shim: %s (the idle-thread row)."
-                     % (fmt_fig(share), fmt_fig(idle)))
+        idle = fitted(QUESTIONS[3], fits) or figure(QUESTIONS[3], got["pool_idle"])
+        notes.append("- bench/threadpool.c: what sampling itself costs, the 199 Hz constant less the "
+                     "sampling-off one: throughput loss %s. The rest of the 199 Hz figure is what the shim's "
+                     "presence does to this pool (the sampling-off row); an idle thread in the process and no "
+                     "shim: %s (the idle-thread row)." % (fmt_fig(share), fmt_fig(idle)))
     L += [""] + notes
     errs = machine["errors"]
     if errs:
         L.append("- pairs left out (profiled and A/A, both programs): %d (%s)" % (len(errs), "; ".join(sorted(set(errs)))))
     L.append("- The A/A interval should hold 0 in about 19 runs of 20: a 95% interval that misses it once is "
-             "chance. Their order effect is the machine's alone; a profiled order effect far from it would be "
-             "the profiled run's after-effect on the next (its files' writeback), which the drawn orders also cancel.")
-    L.append("- met: the whole interval is at or under the target; MISSED: the whole interval is over it; "
-             "otherwise not resolved: the cost lies within the interval's half-width of the target.")
+             "chance.")
+    L.append("- met: the whole interval of the stated (fitted) figure is at or under the target; MISSED: the "
+             "whole interval is over it; otherwise not resolved: the cost lies within the interval's "
+             "half-width of the target.")
     return L
 
 
@@ -301,6 +428,21 @@ def main():
           % (", ".join("%s: %d pairs" % (q["title"], want[q["key"]]) for q in QUESTIONS), args.budget,
              machine["loadavg_start"]), flush=True)
     done = 0
+    prev = None   # whether the run before the next pair was a shim run (1/0); None: not known
+    log = []      # every pair in the order run, written beside the work folder for a later look
+
+    def run_one(q, cfg, wf, into):
+        nonlocal prev
+        x, err = run_pair(q, cfg, args, argv, done, with_first=wf)
+        log.append({"question": q["key"], "config": cfg["name"], "with_first": wf, "prev_shim": prev,
+                    "log_ratio": x, "error": err})
+        if err:
+            errors.append(err)
+        else:
+            into.append((x, wf, prev))
+        # the pair's last run: the with run when it went second
+        prev = None if err else int(shim_run(cfg) and not wf)
+
     while True:
         # the question furthest behind its share goes next
         left = [q for q in QUESTIONS if tries[q["key"]] < want[q["key"]]]
@@ -311,25 +453,22 @@ def main():
         k = q["key"]
         wf = orders[k][tries[k]]
         tries[k] += 1
-        x, err = run_pair(q, q["cfg"], args, argv, done, with_first=wf)
-        if err:
-            errors.append(err)
-        else:
-            got[k].append((x, wf))
+        run_one(q, q["cfg"], wf, got[k])
         if q["aa"] and tries[k] % AA_EVERY == 0:
             wf = aa_orders[k][aa_tries[k]]
             aa_tries[k] += 1
-            y, err = run_pair(q, AA, args, argv, done, with_first=wf)
-            if err:
-                errors.append(err)
-            else:
-                aa[k].append((y, wf))
+            run_one(q, AA, wf, aa[k])
         done += 1
         if done % 20 == 0:
             print("  %.0f s  %s" % (time.monotonic() - start, "  ".join(
                 "%s %d pairs %s" % (q["key"], len(got[q["key"]]), fmt_fig(figure(q, got[q["key"]])))
                 for q in QUESTIONS)), flush=True)
-    machine.update(elapsed_s=time.monotonic() - start, loadavg_end=report.loadavg(), errors=errors)
+    pairs_file = os.path.join(args.work, "resolve_pairs.json")
+    with open(pairs_file + ".tmp", "w") as f:
+        json.dump(log, f, indent=0)
+    os.replace(pairs_file + ".tmp", pairs_file)
+    machine.update(elapsed_s=time.monotonic() - start, loadavg_end=report.loadavg(), errors=errors,
+                   pairs_file="`%s`" % os.path.relpath(pairs_file))
     pool.replace_section(args.results, "## The defaults' cost at 199 Hz, resolved",
                          section(args, got, aa, tries, want, machine))
     print("bench: resolved section written (%.0f s)" % machine["elapsed_s"])

@@ -25,11 +25,33 @@ rng = random.Random(20261206)
 
 
 def simulate(n_nf, n_wf, cost, order, sd):
-    """Pairs of log ratios: the true cost, +order when the profiled run goes second, -order first."""
-    pairs = [(math.log(1 + cost) + order + rng.gauss(0, sd), False) for _ in range(n_nf)]
-    pairs += [(math.log(1 + cost) - order + rng.gauss(0, sd), True) for _ in range(n_wf)]
+    """Pairs of log ratios: the true cost, +order when the profiled run goes second, -order first
+    (no after-effect: the run before each pair is not a shim run)."""
+    pairs = [(math.log(1 + cost) + order + rng.gauss(0, sd), False, 0) for _ in range(n_nf)]
+    pairs += [(math.log(1 + cost) - order + rng.gauss(0, sd), True, 0) for _ in range(n_wf)]
     rng.shuffle(pairs)
     return pairs
+
+
+def simulate_sequence(n, cost, order, after, sd):
+    """Runs as resolve.py makes them: n profiled pairs in drawn orders, an A/A pair after every
+    AA_EVERY; each run's log measure is noise + the cost (the profiled run) + order (a pair's
+    second run) + after (a run that follows a shim run). -> (profiled pairs, A/A pairs), each
+    (log ratio, with_first, prev) with prev whether the run before the pair was a shim run."""
+    got, aa, prev = [], [], None
+    orders, aa_orders = resolve.draw_orders("sim", n), resolve.draw_orders("sim-aa", n)
+    for i in range(n):
+        for shim, wf, into in [(True, orders[i], got)] + (
+                [(False, aa_orders[i // resolve.AA_EVERY], aa)] if (i + 1) % resolve.AA_EVERY == 0 else []):
+            p = 0 if prev is None else prev
+            first_is_with = wf
+            first = rng.gauss(0, sd) + after * p + (cost if shim and first_is_with else 0)
+            first_shim = shim and first_is_with
+            second = rng.gauss(0, sd) + order + after * first_shim + (cost if shim and not first_is_with else 0)
+            w, wo = (first, second) if first_is_with else (second, first)
+            into.append((w - wo, wf, prev))
+            prev = int(shim and not first_is_with)
+    return got, aa
 
 
 ests, covered, orders = [], 0, []
@@ -45,8 +67,41 @@ check(abs(bias) < 0.03, "the figure's mean over %d runs is the true +0.30%% (off
 check(0.91 <= covered / RUNS <= 0.99, "the 95%% interval covers the true cost in %d of %d runs" % (covered, RUNS))
 check(abs(statistics.fmean(orders) - 0.01) < 0.001, "the order effect is the +1%% put in (%.4f)"
       % statistics.fmean(orders))
-plain = statistics.fmean(x for x, _ in pairs)
+plain = statistics.fmean(p[0] for p in pairs)
 check(abs(plain - math.log(1.003)) > 0.001, "(the simulation's plain mean does carry the order effect: %.4f)" % plain)
+
+# An after-effect: a run after a shim run takes 0.4% more. The order groups' figure is then low
+# (with the shim first, its own pair's run without pays the after-effect); the fit over the run's
+# sequence gives the cost, the after-effect and the order effect put in, and its interval covers.
+fits_c, fits_a, fits_o, og, fit_cov, aa_c = [], [], [], [], 0, []
+RUNS_SEQ = 120
+for _ in range(RUNS_SEQ):
+    got_s, aa_s = simulate_sequence(240, math.log(1.005), 0.002, 0.004, 0.016)
+    fits = resolve.program_fits({"cpu": got_s}, {"cpu": aa_s})
+    f = resolve.fitted(CPU, fits)
+    fits_c.append(f[0])
+    fit_cov += f[1] <= 0.5 <= f[2]
+    fits_a.append(resolve.fitted_effect(CPU, fits, -1)[0])
+    fits_o.append(resolve.fitted_effect(CPU, fits, -2)[0])
+    og.append(resolve.figure(CPU, got_s)[0])
+    aa_c.append(resolve.fitted(CPU, fits, "-aa")[0])
+check(abs(statistics.fmean(fits_c) - 0.5) < 0.04, "with an after-effect of 0.4%%, the fitted cost is the +0.50%% put in "
+      "(%.3f%% over %d runs)" % (statistics.fmean(fits_c), RUNS_SEQ))
+check(0.89 <= fit_cov / RUNS_SEQ <= 0.99, "its 95%% interval covers the cost in %d of %d runs" % (fit_cov, RUNS_SEQ))
+check(abs(statistics.fmean(fits_a) - 0.4) < 0.05, "the fitted after-effect is the 0.4%% put in (%.3f%%)"
+      % statistics.fmean(fits_a))
+check(abs(statistics.fmean(fits_o) - 0.2) < 0.05, "the fitted order effect is the 0.2%% put in (%.3f%%)"
+      % statistics.fmean(fits_o))
+check(abs(statistics.fmean(aa_c)) < 0.05, "the A/A constant is 0 (%.3f%%)" % statistics.fmean(aa_c))
+check(statistics.fmean(og) < 0.5 - 0.08, "(the order groups' figure is low by about half the after-effect: %.3f%%)"
+      % statistics.fmean(og))
+check(resolve.fit([("cpu", 0.0, True, 0, True)] * 3) is None, "too few pairs: no fit")
+check(resolve.fit([("cpu", 0.01 * i, i % 2 == 0, None, True) for i in range(20)]) is None,
+      "no pair's predecessor known: no fit")
+check(resolve.after_cov(True, 1, True) == 0 and resolve.after_cov(True, 0, True) == -1
+      and resolve.after_cov(False, 1, True) == -1 and resolve.after_cov(True, 1, False) == 1,
+      "the after-effect's covariate: with first after a shim run 0, after another -1; without first after "
+      "a shim run -1; an A/A pair's 'with' side first after a shim run +1")
 
 o = resolve.draw_orders("cpu-ps", 240)
 check(sum(o) == 120, "240 orders drawn: 120 with first (%d)" % sum(o))
@@ -79,8 +134,8 @@ for n in (0, 1, 2):
           "the section renders with %d pairs" % n)
 
 # sampling's own share on the pool: the 199 Hz pairs less the sampling-off pairs
-got = {"pool": [(math.log(1.01) + d, wf) for d in (-0.001, 0.001) for wf in (False, True)],
-       "pool_hz0": [(math.log(0.97) + d, wf) for d in (-0.001, 0.001) for wf in (False, True)]}
+got = {"pool": [(math.log(1.01) + d, wf, 0) for d in (-0.001, 0.001) for wf in (False, True)],
+       "pool_hz0": [(math.log(0.97) + d, wf, 0) for d in (-0.001, 0.001) for wf in (False, True)]}
 share = resolve.sampling_share(got)
 check(abs(share[0] - (1 - 0.97 / 1.01) * 100) < 1e-6 and share[1] < share[0] < share[2],
       "sampling's share: a pool 1%% slower with the shim and 3%% faster with it not sampling is a 3.96%% loss (%s)"
