@@ -4,7 +4,7 @@ Runs the fixed-work target in alternating pairs (without, with) for every config
 N repetitions, in one session; measures wall time and the child's CPU (user+sys from wait4's
 rusage); counts each profiler's distinct samples; then bench/report.py writes RESULTS.md.
 Per configuration, paired per repetition: wall ratio and CPU ratio (with/without), yield =
-distinct samples / (the without run's CPU s x asked rate), cost per delivered sample =
+distinct samples / (the profiled run's CPU s x asked rate), cost per delivered sample =
 (CPU with - CPU without) / distinct samples. It reports figures; it never fails on them.
 """
 import argparse
