@@ -1,6 +1,6 @@
 """bench/analyze.py: the make-bench driver (standard library only).
 
-Runs the fixed-work target in alternating pairs (without, with) for every configuration,
+Runs the fixed-work target in pairs (without, then with) for every configuration,
 N repetitions, in one session; measures wall time and the child's CPU (user+sys from wait4's
 rusage); counts each profiler's distinct samples; then bench/report.py writes RESULTS.md.
 Per configuration, paired per repetition: wall ratio and CPU ratio (with/without), yield =

@@ -7,8 +7,8 @@ fail the bench: exit 0 unless the bench itself could not run.
 - thread pool (bench/threadpool.c: as many threads as cores, matrix-vector steps between
   spinning barriers): profiled over unprofiled throughput (the steps per second the pool prints
   for its timed steps, after its warm-up steps) for perfscope, gperftools and `perf record -g`
-  at 199 and 997 Hz, and `perf record --call-graph dwarf` at 997 Hz, paired and alternated in
-  one session, with an A/A pair.
+  at 199 and 997 Hz, and `perf record --call-graph dwarf` at 997 Hz, paired (without, then
+  with) in one session, the configurations' order rotated, with an A/A pair.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
   parts turned off; and, without it, an idle thread of bench/idlethread.c in every process),
   paired: extra CPU (the shell and all its children, from wait4) per process.
@@ -19,6 +19,7 @@ fail the bench: exit 0 unless the bench itself could not run.
 """
 import argparse
 import bisect
+import math
 import os
 import re
 import shutil
@@ -31,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analyze  # noqa: E402
 import readers  # noqa: E402
 import report  # noqa: E402
+from intervals import welch  # noqa: E402
 
 
 def pool_configs(have_gperf, have_perf):
@@ -151,8 +153,8 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
          "timed steps as the pool prints them (its first steps measure where the scheduler first places its "
          "threads, which any other thread in the process changes: docs/shim.md; so the throughput leaves out the "
          "profiler's start and exit and its first samples, which the work target's CPU and the fork+exec section "
-         "count; the CPU and samples columns are the whole run's), paired and alternated in one session (BENCH_POOL_N=%d pairs, order rotated each "
-         "repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
+         "count; the CPU and samples columns are the whole run's), paired in one session, each pair without, then "
+         "with (BENCH_POOL_N=%d pairs, the configurations' order rotated each repetition; %d done). Load average at start %s, at end %s. 1.000 = free. A barrier-stepped "
          "pool needs a quiet machine: with more runnable threads than cores each step waits for a time "
          "slice, and the ratios mean nothing." % (
              machine["nproc"], args.steps or 20000, args.n, max(len(v) for v in pairs.values()), machine["loadavg_start"],
@@ -162,9 +164,10 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
             perf_note, machine["paranoid"]), ""]
     L += ["| config | throughput ratio | CPU ratio | samples / (CPU s x Hz) | pairs ok |",
           "|---|---|---|---|---|"]
-    rows = {}
+    rows, logs = {}, {}
     for c in cfgs:
         ok = [p for p in pairs[c["name"]] if not p["error"]]
+        logs[c["name"]] = [math.log(throughput_ratio(p)) for p in ok if throughput_ratio(p) > 0]
         thr = stat([throughput_ratio(p) for p in ok])
         cpu = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
         yl = stat([p["samples"] / (p["with"]["cpu"] * c["hz"]) for p in ok if p["samples"] and c["hz"]])
@@ -192,13 +195,20 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
     ps997 = rows.get("perfscope 997 Hz (defaults)", (None, None))[1]
     pr997 = rows.get("perf record -g -F 997", (None, None))[1]
     if ps997 and pr997:
-        # two profilers against each other, a rule of thumb with no stated confidence: resolved when
-        # their medians lie further apart than an A/A pair strays from 1
-        gap = abs(ps997[0] - pr997[0])
-        unresolved = (" (not resolved: the medians lie %.2f%% apart, within the A/A pairs' %.2f%% from 1)"
-                      % (gap * 100, noise * 100) if noise is not None and gap <= noise else "")
+        # two profilers against each other: the difference of their pairs' mean log throughput
+        # ratios, with Welch's 95% interval (the pairs of each are independent of the other's)
+        w = welch(logs["perfscope 997 Hz (defaults)"], logs["perf record -g -F 997"], -1)
+        if w:
+            d, h = w
+            v = "met" if d - h >= 0 else "MISSED" if d + h < 0 else "not resolved"
+            diff = "; perfscope's throughput over perf's %+.2f%% [%+.2f..%+.2f] (means of the log ratios, " \
+                   "Welch's 95%% interval; met: the whole interval at or above 0, MISSED: the whole interval " \
+                   "below it)" % ((math.exp(d) - 1) * 100, (math.exp(d - h) - 1) * 100, (math.exp(d + h) - 1) * 100)
+        else:
+            v = "not resolved (under 2 pairs a side)"
+            diff = ""
         L.append("- target: at 997 Hz no worse than `perf record -g` at 997 Hz: perfscope %.4f vs perf "
-                 "%.4f -> %s%s" % (ps997[0], pr997[0], "met" if ps997[0] >= pr997[0] else "MISSED", unresolved))
+                 "%.4f (medians)%s -> %s" % (ps997[0], pr997[0], diff, v))
     elif ps997:
         L.append("- target at 997 Hz against `perf record -g`: not measured (%s)." % (perf_note or "no perf rows"))
     prd = rows.get("perf record --call-graph dwarf -F 997", (None, None))[1]
@@ -275,7 +285,7 @@ def fork_pair(cfg, args, rep):
 def fork_section(args, pairs, machine):
     L = ["## Fork+exec: what each process pays", "",
          "Written by `bench/pool.py`. A bash loop runs /bin/true %d times; each pair runs it without, "
-         "then with (BENCH_FORK_N=%d pairs, alternated and rotated). Extra CPU per process = (CPU with - "
+         "then with (BENCH_FORK_N=%d pairs, the configurations' order rotated each repetition). Extra CPU per process = (CPU with - "
          "CPU without) / %d, the CPU being user+sys of the shell and all its children (wait4). Every "
          "process of the loop is measured with the shim: the shell's fork child, its exec and /bin/true. "
          "Load average at start %s, at end %s." % (args.procs, args.fork_n, args.procs,

@@ -38,34 +38,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analyze  # noqa: E402
 import pool  # noqa: E402
 import report  # noqa: E402
+from intervals import mean_ci, t975, welch  # noqa: E402
 
 AA_EVERY = 3  # an A/A pair after every this many profiled pairs of a question
 SEED = 9      # the orders' shuffle: fixed, so that a run can be repeated pair for pair
-
-# Student t, two-sided 95% (0.975 quantile), by degrees of freedom; past 120 the normal's.
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
-        17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
-        25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000,
-        120: 1.980}
-
-
-def t975(df):
-    """The 0.975 quantile of Student t with df degrees of freedom (df >= 1): the table's entry
-    at the largest tabulated df not above it (conservative), 1.960 beyond 120."""
-    if df > 120:
-        return 1.960
-    return T975[max(k for k in T975 if k <= df)]
-
-
-def mean_ci(xs):
-    """-> (mean, half-width of the 95% interval, standard error) of xs; None under 2 values."""
-    if len(xs) < 2:
-        return None
-    m = statistics.fmean(xs)
-    se = statistics.stdev(xs) / math.sqrt(len(xs))
-    return m, t975(len(xs) - 1) * se, se
-
 
 PS199 = {"name": "perfscope 199 Hz (defaults)", "kind": "ps", "hz": 199, "env": {}}
 HZ0 = {"name": "the shim loaded, sampling off (PERFSCOPE_HZ=0)", "kind": "ps", "hz": 0, "env": {}}
@@ -117,17 +93,6 @@ def run_pair(q, cfg, args, argv, rep, with_first):
 def groups(pairs):
     """pairs: [(log ratio, with_first, prev)] -> (the without-first logs, the with-first logs)."""
     return [p[0] for p in pairs if not p[1]], [p[0] for p in pairs if p[1]]
-
-
-def welch(a, b, sign):
-    """-> (mean of a + sign x mean of b, the 95% half-width of that sum from Welch's t);
-    None unless each side has 2 values."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    se = math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se else 1
-    return statistics.fmean(a) + sign * statistics.fmean(b), t975(max(1, int(df))) * se
 
 
 def estimate(pairs):

@@ -8,6 +8,9 @@ run_once, bench/pool.py's throughput ratio). argv[1]: the pool, built as bench/r
 - Bad arguments (not a count, out of range, one too many): one usage line, exit status 2.
 - run_once reads the rate back as seconds per step; a target that prints none gives None, and
   the throughput ratio is unprofiled over profiled time per step.
+- The 997 Hz verdict against `perf record -g` (pool_section, on made-up pairs): MISSED when
+  perfscope's ratios all lie clearly under perf's, met when above, not resolved when the two
+  overlap (a difference of their means within Welch's interval).
 """
 import os
 import subprocess
@@ -54,4 +57,36 @@ check(r["step_s"] is None and r["out"] == "checksum 1", "a target that prints no
 pair = {"without": {"step_s": 1 / 1000.0}, "with": {"step_s": 1 / 990.0}}
 check(abs(pool.throughput_ratio(pair) - 0.99) < 1e-12,
       "990 steps/s profiled against 1000 unprofiled: a throughput ratio of 0.99 (%r)" % pool.throughput_ratio(pair))
+
+class A:
+    steps, n = 100, 10
+
+
+def fake_pairs(ratios):
+    return [{"error": None, "samples": 1000, "with": {"cpu": 1.0, "step_s": 1.0 / r},
+             "without": {"cpu": 1.0, "step_s": 1.0}} for r in ratios]
+
+
+CFGS = pool.pool_configs(False, True)
+MACHINE = {"nproc": 2, "loadavg_start": "0", "loadavg_end": "0", "paranoid": "2"}
+
+
+def verdict_997(ps, perf):
+    pairs = {c["name"]: fake_pairs([1.0 + 0.001 * (i % 3) for i in range(10)]) for c in CFGS}
+    pairs["perfscope 997 Hz (defaults)"] = fake_pairs(ps)
+    pairs["perf record -g -F 997"] = fake_pairs(perf)
+    line = [x for x in pool.pool_section(A, CFGS, pairs, MACHINE, "") if "no worse than `perf record -g`" in x]
+    return line[0].rsplit("-> ", 1)[1] if line else "no line"
+
+
+spread = [-0.01, -0.005, 0, 0.005, 0.01] * 2
+check(verdict_997([0.91 + d for d in spread], [0.94 + d for d in spread]) == "MISSED",
+      "997 Hz: perfscope 0.91 against perf 0.94 (spread +-1%%): MISSED (%s)"
+      % verdict_997([0.91 + d for d in spread], [0.94 + d for d in spread]))
+check(verdict_997([0.95 + d for d in spread], [0.92 + d for d in spread]) == "met",
+      "997 Hz: perfscope 0.95 against perf 0.92: met")
+check(verdict_997([0.935 + 3 * d for d in spread], [0.94 + 3 * d for d in spread]) == "not resolved",
+      "997 Hz: 0.935 against 0.94 with a spread of +-3%%: not resolved (%s)"
+      % verdict_997([0.935 + 3 * d for d in spread], [0.94 + 3 * d for d in spread]))
+
 finish()
