@@ -108,25 +108,40 @@ if [ "$BIG" -gt 0 ]; then
 fi
 rows_fixed=("${rows[@]}")
 
-# Against the reference reader, paired and alternated, on two 200k-sample files: 100 distinct
-# stacks (a profile of a few hot loops, what a real run mostly is) and 10k: wall and CPU seconds
-# of the whole tool (read, resolve, write the five outputs) and of the Python reader (read only).
-# Ratios of the medians.
-refs=()
+# Against the reference reader, paired and alternated (which of the two runs first alternates
+# pair by pair), on two 200k-sample files: 100 distinct stacks (a profile of a few hot loops)
+# and 10k: wall and CPU seconds of the whole tool (read, resolve, write the five outputs) and
+# of the Python reader (read only), and of the Python start the reader's time includes (the
+# interpreter and the reader's module imported, nothing read). Ratios of the medians, each
+# with its verdict against the 20x target: the file decides it, so every file has its line.
+refs=() ref_verdicts=()
 ref_pair() { # name paths leaves [off: the debug info cache off]
   measure "$1" 200000 "$2" "$3" keep
-  local d=$last_dir ow=() oc=() tw=() tc=() w c dc=$cache label=
+  local d=$last_dir ow=() oc=() tw=() tc=() pw=() w c dc=$cache label= i
   [ "${4:-}" = off ] && dc=0 label=", debug info cache off"
+  local ref='import sys; sys.path.insert(0, "tests"); import samples, glob
+samples.reference_read_samples(glob.glob(sys.argv[1] + "/cpuprof.*.bin")[0])'
   for i in $(seq "$PAIRS"); do
-    read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
-    read -r w c <<<"$(time_of python3 -c 'import sys; sys.path.insert(0, "tests"); import samples, glob
-samples.reference_read_samples(glob.glob(sys.argv[1] + "/cpuprof.*.bin")[0])' "$d")"; tw+=("$w"); tc+=("$c")
+    if [ $((i % 2)) = 1 ]; then
+      read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
+      read -r w c <<<"$(time_of python3 -c "$ref" "$d")"; tw+=("$w"); tc+=("$c")
+    else
+      read -r w c <<<"$(time_of python3 -c "$ref" "$d")"; tw+=("$w"); tc+=("$c")
+      read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
+    fi
+    read -r w c <<<"$(time_of python3 -c 'import sys; sys.path.insert(0, "tests"); import samples, glob')"; pw+=("$w")
   done
   local mow=$(median "${ow[@]}") moc=$(median "${oc[@]}") mtw=$(median "${tw[@]}") mtc=$(median "${tc[@]}")
+  local mpw=$(median "${pw[@]}")
   local rw=$(awk -v a="$mtw" -v b="$mow" 'BEGIN{printf "%.1f", (b > 0 ? a / b : 0)}')
   local rc=$(awk -v a="$mtc" -v b="$moc" 'BEGIN{printf "%.1f", (b > 0 ? a / b : 0)}')
-  refs+=("| 200k samples, $(( $2 * $3 )) stacks$label | $mtw s / $mtc s | $mow s / $moc s | **${rw}x** / ${rc}x | $(cut -d' ' -f1 /proc/loadavg) |")
-  echo "bench: $1: reference reader $mtw s wall $mtc s CPU, perfscope-symbolize $mow s wall $moc s CPU (medians of $PAIRS pairs): ${rw}x wall, ${rc}x CPU"
+  local rn=$(awk -v a="$mtw" -v p="$mpw" -v b="$mow" 'BEGIN{printf "%.1f", (b > 0 ? (a - p) / b : 0)}')
+  local name="200k samples, $(( $2 * $3 )) stacks$label"
+  refs+=("| $name | $mtw s / $mtc s | $mpw s | $mow s / $moc s | **${rw}x** / ${rc}x | ${rn}x | $(cut -d' ' -f1 /proc/loadavg) |")
+  local v=MISSED
+  awk -v r="$rw" 'BEGIN{exit !(r >= 20)}' && v=met
+  ref_verdicts+=("- target: the symbolizer at least 20x the reference reader, $name: ${rw}x wall -> $v (${rc}x by CPU; ${rn}x without the Python start)")
+  echo "bench: $1: reference reader $mtw s wall $mtc s CPU (Python start $mpw s), perfscope-symbolize $mow s wall $moc s CPU (medians of $PAIRS pairs): ${rw}x wall, ${rc}x CPU"
   rm -rf "$d"
 }
 ref_pair "ref, 100 stacks" 4 25
@@ -179,17 +194,25 @@ section=$work/section.md
   echo "  Without libc6-dbg none of it is paid (and libc gets no inline frames or lines)."
   if [ -n "$big_wall" ]; then
     echo "- $(short "$BIG") samples of 30 frames over 50k distinct stacks: $big_wall s wall, $big_cpu s CPU"
-    echo "  (target: at most 2 s). Peak RSS $rss_200k MiB at 200k samples, $rss_big MiB at $(short "$BIG"):"
+    echo "  (target: at most 2 s -> $(awk -v w="$big_wall" 'BEGIN{print (w <= 2 ? "met" : "MISSED")}')). Peak RSS $rss_200k MiB at 200k samples, $rss_big MiB at $(short "$BIG"):"
     echo "  memory follows the distinct stacks, not the samples."
   fi
   echo "- Against the reference harness's Python reader (tests/samples.py reference_read_samples,"
   echo "  which only reads and unpacks the records; target: the symbolizer 20x faster), on the same"
   echo "  files, medians of $PAIRS alternated pairs, wall / CPU (each timed to the microsecond by"
-  echo "  bench/timeit.py: wall around the child alone, CPU from wait4):"
+  echo "  bench/timeit.py: wall around the child alone, CPU from wait4); the Python start is that of"
+  echo "  the interpreter with the reader's module imported, which the reader's wall time includes:"
   echo
-  echo "| file | reference reader | perfscope-symbolize (read, resolve, five outputs) | ratio wall / CPU | load |"
-  echo "|---|---|---|---|---|"
+  echo "| file | reference reader | its Python start (wall) | perfscope-symbolize (read, resolve, five outputs) | ratio wall / CPU | ratio wall, Python start left out | load |"
+  echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${refs[@]}"
+  echo
+  printf '%s\n' "${ref_verdicts[@]}"
+  echo "- The reference reader only reads and unpacks the records; the symbolizer also resolves every"
+  echo "  distinct address (libdwfl: function, inline frames, line) and writes five outputs, so its time"
+  echo "  grows with the distinct stacks and the reader's does not: 100 stacks is a profile of a few hot"
+  echo "  loops, 10k the bench's many-stack worst case, where its time goes to resolving the addresses. With"
+  echo "  the debug info cache off, every run inflates libc's compressed debug info (the fixed cost above)."
 } >"$section"
 
 # The section replaces its earlier self in $out (or is added at the end); the rest of the file,
