@@ -3,7 +3,9 @@
 # - a bad option value: exit 2, one line on stderr, nothing run, no folder made;
 # - the command's exit status and stdout byte for byte (binary bytes, no newline at the end),
 #   its stdin its own; 128+N when it died of signal N;
-# - OUT.old rotation (an older .old removed, never a run recorded into an earlier one);
+# - OUT.old rotation (an older .old removed, never a run recorded into an earlier one); an OUT
+#   or OUT.old that is not a run folder (a user's folder, a file) never renamed nor removed: the
+#   run refused; an empty folder used; missing parents made;
 # - SIGINT to record reaches the command, which decides (f_sigint3 catches it and exits 3); a
 #   Ctrl-C on a terminal (a pty) reaches it once, not a second time forwarded;
 # - launcher.json: wait4's status, rusage, start and end on the caller's CLOCK_MONOTONIC;
@@ -108,6 +110,33 @@ check(os.path.isfile("rot.old/stray-1") and not os.path.exists("rot.old/stray-0"
 check(launcher("rot")["command"][-1] == "run2" and launcher("rot.old")["command"][-1] == "run1",
       "rot/ holds run 3, rot.old/ run 2")
 check(not os.path.exists("rot.old.old"), "no rot.old.old")
+
+# Never renamed or removed: an OUT, or an older OUT.old, that is not a run folder (a user's folder
+# given as -o by mistake, a plain file): the run is refused (exit 2, one line), nothing touched.
+os.makedirs("mine")
+open("mine/thesis.txt", "w").write("x")
+open("plain", "w").write("f")
+for o in ("mine", "plain"):
+    for i in range(2):
+        r = rec(["-o", o, "--no-report", "--", "sh", "-c", "exit 0"])
+        check(r.rc == 2 and len(r.stderr.decode().splitlines()) == 1 and "not a perfscope run folder" in r.stderr.decode(),
+              "-o %s (not a run folder), try %d: exit 2, one line: %d %r" % (o, i, r.rc, r.stderr.decode()))
+check(open("mine/thesis.txt").read() == "x" and sorted(os.listdir("mine")) == ["thesis.txt"]
+      and open("plain").read() == "f" and not os.path.exists("mine.old") and not os.path.exists("plain.old"),
+      "the user's folder and file are as they were, and no .old made")
+os.makedirs("kept.old")
+open("kept.old/keep", "w").write("y")
+r1 = rec(["-o", "kept", "--no-report", "--", "sh", "-c", "exit 0"])
+r2 = rec(["-o", "kept", "--no-report", "--", "sh", "-c", "exit 0"])
+check(r1.rc == 0 and r2.rc == 2 and open("kept.old/keep").read() == "y" and os.path.isfile("kept/launcher.json"),
+      "an older OUT.old that is not a run folder: kept, the run refused, OUT as it was: %d %d %r"
+      % (r1.rc, r2.rc, r2.stderr.decode()))
+os.makedirs("empty")
+r = rec(["-o", "empty", "--no-report", "--", "sh", "-c", "exit 0"])
+check(r.rc == 0 and os.path.isfile("empty/launcher.json"), "an empty folder as OUT: used")
+r = rec(["-o", "deep/er/out", "--no-report", "--", "sh", "-c", "exit 0"])
+check(r.rc == 0 and os.path.isfile("deep/er/out/launcher.json"), "OUT's missing parent folders are made: %d %r"
+      % (r.rc, r.stderr.decode()))
 
 # SIGINT to record reaches the command, which decides (exits 3).
 p = subprocess.Popen([tool, "record", "-o", "si", "--no-report", "--", target("f_sigint3"), "ready"], env=env,

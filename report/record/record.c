@@ -3,12 +3,15 @@
  * (proc/runner.h), its exit status returned as its own, OUT/launcher.json written with what only
  * its parent knows, then one line and the short report on stderr. It must never run anything
  * before every option is checked, never record into an earlier run (an existing OUT becomes
- * OUT.old), and never write on stdout: that is CMD's alone. */
+ * OUT.old), never rename or remove anything that is not a run folder (a user's folder given as
+ * -o by mistake is left whole and the run refused), and never write on stdout: that is CMD's
+ * alone. */
 #include "record.h"
 #include "report.h"
 #include "files.h"
 #include "strv.h"
 #include "outfile.h"
+#include "runfolder.h"
 #include "version.h"
 #include "container/container.h"
 #include "proc/runner.h"
@@ -167,7 +170,52 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
     return remove(path);
 }
 
-/* An existing OUT becomes OUT.old (an older OUT.old removed); then OUT is made afresh. */
+/* Whether record may move path aside, or remove it as an older OUT.old: a folder the shim or an
+ * earlier record wrote (runfolder_holds_run, or record's own launcher.json), or an empty one.
+ * Anything else is the user's (a folder of theirs given as -o by mistake, a file, a link) and is
+ * never renamed or removed. */
+static int replaceable(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    if (runfolder_holds_run(path))
+        return 1;
+    char p[PATH_MAX];
+    if (runfolder_path(p, sizeof p, path, RUN_LAUNCHER, NULL, 0) == 0 && lstat(p, &st) == 0)
+        return 1;
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int empty = 1;
+    for (struct dirent *e; empty && (e = readdir(d));)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+/* mkdir -p of path's parent folders (path itself is not made). */
+static int make_parents(const char *path, char *err, size_t errlen)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "%s: %s", p, strerror(errno));
+            return -1;
+        }
+        *s = '/';
+    }
+    return 0;
+}
+
+/* An existing OUT that is a run folder becomes OUT.old (an older OUT.old, a run folder too,
+ * removed); then OUT is made afresh, its missing parents with it. An OUT or OUT.old that is
+ * not a run folder is left as it is and the run refused. */
 static int fresh_out(const char *out, char *err, size_t errlen)
 {
     struct stat st;
@@ -175,6 +223,16 @@ static int fresh_out(const char *out, char *err, size_t errlen)
         char old[PATH_MAX];
         if (snprintf(old, sizeof old, "%s.old", out) >= (int)sizeof old) {
             snprintf(err, errlen, "%s: path too long", out);
+            return -1;
+        }
+        if (!replaceable(out)) {
+            snprintf(err, errlen, "%s: is there and is not a perfscope run folder (no %s, %s or sample "
+                     "file): left as it is; give -o a new folder or an earlier run's", out, RUN_META, RUN_LAUNCHER);
+            return -1;
+        }
+        if (lstat(old, &st) == 0 && !replaceable(old)) {
+            snprintf(err, errlen, "%s: is there and is not a perfscope run folder, so %s cannot be kept "
+                     "there: both left as they are", old, out);
             return -1;
         }
         if (lstat(old, &st) == 0 && nftw(old, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0) {
@@ -185,6 +243,8 @@ static int fresh_out(const char *out, char *err, size_t errlen)
             snprintf(err, errlen, "%s: cannot rename to %s: %s", out, old, strerror(errno));
             return -1;
         }
+    } else if (make_parents(out, err, errlen) != 0) {
+        return -1;
     }
     if (mkdir(out, 0755) != 0) {
         snprintf(err, errlen, "%s: %s", out, strerror(errno));
