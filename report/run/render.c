@@ -86,22 +86,40 @@ static void counter_cost(struct sbuf *b, const struct run_model *m)
     sbuf_printf(b, " ms a read");
 }
 
-/* What the shim's own threads cost, as meta.json's sampling says (the leader process's), and
- * its counter reads: one sentence, no markup; nothing when meta.json has no figure. The one
- * wording of it, for this report and report.html. */
+/* What the shim's own threads cost: over every process image of the run (procs.jsonl's exit and
+ * exec lines, summed as the delivered rate is), against those images' sampled CPU, then the
+ * leader's own figures from meta.json (its threads also read the counters and the markers);
+ * and its counter reads. One sentence, no markup; nothing when no figure is there. The one
+ * wording of it, for this report and report.html. The leader's threads against the whole run's
+ * CPU, or the run's against the leader's, would be a share of nothing in particular: a shell
+ * script's leader samples milliseconds while its children sample seconds. */
 void run_shim_cost(struct sbuf *b, const struct run_model *m)
 {
+    const struct run_sampling *rs = &m->s.procs.sampling;
     double own = meta_nonneg(m, "sampling", "shim_threads_cpu_s");
-    double cpu = meta_nonneg(m, "sampling", "sampled_cpu_s");
     double wakeups = meta_nonneg(m, "sampling", "shim_threads_wakeups");
-    if (own < 0)
-        return;
-    sbuf_printf(b, "perfscope's own threads: %.3f CPU s", own);
-    if (cpu > 0)
-        sbuf_printf(b, " (%.2f%% of the %.3f CPU s sampled)", 100.0 * own / cpu, cpu);
-    if (wakeups >= 0)
-        sbuf_printf(b, ", %.0f wakeups", wakeups);
-    sbuf_printf(b, " (the leader process; the signal handler's time is in the target's own)");
+    if (rs->images > 0) {
+        sbuf_printf(b, "perfscope's own threads: %.3f CPU s in %zu process image%s", rs->shim_threads_cpu_s,
+                    rs->images, rs->images == 1 ? "" : "s");
+        if (rs->sampled_cpu_s > 0)
+            sbuf_printf(b, " (%.2f%% of their %.3f sampled CPU s)", 100.0 * rs->shim_threads_cpu_s / rs->sampled_cpu_s,
+                        rs->sampled_cpu_s);
+        if (own >= 0) {
+            sbuf_printf(b, "; the leader process's %.3f CPU s", own);
+            if (wakeups >= 0)
+                sbuf_printf(b, ", %.0f wakeups", wakeups);
+        }
+    } else {
+        if (own < 0)
+            return;
+        double cpu = meta_nonneg(m, "sampling", "sampled_cpu_s");
+        sbuf_printf(b, "perfscope's own threads: %.3f CPU s in the leader process", own);
+        if (cpu > 0)
+            sbuf_printf(b, " (%.2f%% of its %.3f sampled CPU s)", 100.0 * own / cpu, cpu);
+        if (wakeups >= 0)
+            sbuf_printf(b, ", %.0f wakeups", wakeups);
+    }
+    sbuf_printf(b, " (the signal handler's time is in the target's own)");
     counter_cost(b, m);
 }
 
