@@ -6,6 +6,7 @@
 # - OUT.old rotation (an older .old removed, never a run recorded into an earlier one); an OUT
 #   or OUT.old that is not a run folder (a user's folder, a file) never renamed nor removed: the
 #   run refused; an empty folder used; missing parents made;
+# - the markers file under both names (LLMPERFSCOPE_MARKERS and PERFSCOPE_MARKERS);
 # - SIGINT to record reaches the command, which decides (f_sigint3 catches it and exits 3); a
 #   Ctrl-C on a terminal (a pty) reaches it once, not a second time forwarded;
 # - launcher.json: wait4's status, rusage, start and end on the caller's CLOCK_MONOTONIC;
@@ -110,6 +111,15 @@ check(os.path.isfile("rot.old/stray-1") and not os.path.exists("rot.old/stray-0"
 check(launcher("rot")["command"][-1] == "run2" and launcher("rot.old")["command"][-1] == "run1",
       "rot/ holds run 3, rot.old/ run 2")
 check(not os.path.exists("rot.old.old"), "no rot.old.old")
+
+# The markers file under both names, so a script appending to either finds it; the caller's wins.
+r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFSCOPE_MARKERS" "$PERFSCOPE_MARKERS"'])
+check(r.rc == 0 and r.stdout.decode() == "%s|%s" % ((os.path.abspath("mk/markers"),) * 2),
+      "the command sees LLMPERFSCOPE_MARKERS and PERFSCOPE_MARKERS, both OUT/markers: %r" % r.stdout)
+e2 = dict(env, PERFSCOPE_MARKERS="/tmp/elsewhere.markers")
+r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFSCOPE_MARKERS" "$PERFSCOPE_MARKERS"'], e=e2)
+check(r.rc == 0 and r.stdout.decode() == "/tmp/elsewhere.markers|/tmp/elsewhere.markers",
+      "the caller's PERFSCOPE_MARKERS is the file under both names: %r" % r.stdout)
 
 # Never renamed or removed: an OUT, or an older OUT.old, that is not a run folder (a user's folder
 # given as -o by mistake, a plain file): the run is refused (exit 2, one line), nothing touched.

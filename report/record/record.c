@@ -282,7 +282,7 @@ static void free_env(char **env, size_t owned)
 static int dropped(const char *entry)
 {
     static const char *const names[] = {"LD_PRELOAD=", "PERFSCOPE_OUT=", "LLMPERFSCOPE_CPUPROF_OUT=",
-                                        "LLMPERFSCOPE_MARKERS=", NULL};
+                                        "LLMPERFSCOPE_MARKERS=", "PERFSCOPE_MARKERS=", NULL};
     for (int i = 0; names[i]; i++)
         if (strncmp(entry, names[i], strlen(names[i])) == 0)
             return 1;
@@ -296,7 +296,8 @@ static int is_var(const char *entry, const char *name)
 }
 
 /* CMD's environment: ours, with the shim first in LD_PRELOAD, PERFSCOPE_OUT, the options, and
- * LLMPERFSCOPE_MARKERS (the caller's, or PERFSCOPE_MARKERS's, else OUT/markers). */
+ * LLMPERFSCOPE_MARKERS (the caller's, or PERFSCOPE_MARKERS's, else OUT/markers), and
+ * PERFSCOPE_MARKERS the same: a script may append to the file under either name. */
 static char **make_env(const struct record_opts *o, const char *shim, const char *out_abs, size_t *owned)
 {
     char **env = NULL;
@@ -310,6 +311,7 @@ static char **make_env(const struct record_opts *o, const char *shim, const char
         return NULL;
     int bad = setenv_fmt(&env, &n, "LD_PRELOAD", pre) || setenv_fmt(&env, &n, "PERFSCOPE_OUT", out_abs) ||
               setenv_fmt(&env, &n, "LLMPERFSCOPE_MARKERS", markers ? markers : own_markers) ||
+              setenv_fmt(&env, &n, "PERFSCOPE_MARKERS", markers ? markers : own_markers) ||
               (o->hz && setenv_fmt(&env, &n, "PERFSCOPE_HZ", o->hz)) ||
               (o->clock && setenv_fmt(&env, &n, "PERFSCOPE_CLOCK", o->clock)) ||
               (o->unwind && setenv_fmt(&env, &n, "PERFSCOPE_UNWIND", o->unwind));
