@@ -458,6 +458,10 @@ int fd_compute(struct fd_set *s, struct fd_result *r, char *err, size_t errlen)
             }
         }
     free(visited);
+    if (r->ng == 0 && !r->skipped[0])
+        note_skip(r, "every phase group", "these runs marked no phases, and the diff compares functions per "
+                  "phase group: mark phases (perfscope mark), or compare the whole profiles with "
+                  "go tool pprof -diff_base A/profile.pb.gz B/profile.pb.gz");
     return 0;
 oom:
     free(visited);
