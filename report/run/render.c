@@ -508,6 +508,7 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
         shown++;
         sbuf_printf(b, "\n### (none): outside every phase\n");
         rows(b, m, "self", none->self, none->nself, 0);
+        rows(b, m, "inclusive", none->incl, none->nincl, 0);
     }
     if (!shown)
         sbuf_printf(b, "profile.json has no rows for these groups.\n");
