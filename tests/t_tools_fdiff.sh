@@ -3,7 +3,8 @@
 # on tests/targets/fd_target.c built twice (B spends 50% more CPU in kern_ffn, in decode): 5
 # profiled runs a side name kern_ffn first, significant; 20 seeded
 # A/A trials on run folders made from one real run (tests/fdiff_check.py) stay within chance;
-# bad input is one line and exit 2; runs that marked no phases are said to have none. --html FILE's differential flame graph is opened in headless
+# bad input is one line and exit 2; runs that marked no phases are said to have none (and such a run's report gives (none) its
+# inclusive rows). --html FILE's differential flame graph is opened in headless
 # Chromium (tests/fdiff_html_check.py; that part skipped, said in one line, without chromium). The runs are under $SHIM; the tool is $TOOLS's.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -29,6 +30,10 @@ done
 out=$("$TOOL" diff --profiles "$W/np_a" -- "$W/np_b" 2>&1); rc=$?
 says_none() { [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q "these runs marked no phases"; }
 check "diff --profiles of runs without phases: exit 0 and says they marked none (rc $rc: $out)" says_none
+# And the report of such a run: all of it is (none), whose hot functions have inclusive rows too.
+rep=$("$TOOL" "$W/np_b" 2>&1)
+none_incl() { printf '%s\n' "$rep" | sed -n '/^### (none)/,/^## /p' | grep -q '^| inclusive |'; }
+check "the report of a run without phases: (none) has its inclusive rows" none_incl
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$browser" ]; then
   py_check "fdiff --html in chromium" "$ROOT/tests/fdiff_html_check.py" "$TOOL" "$W" "$browser"
