@@ -113,10 +113,12 @@ check(launcher("rot")["command"][-1] == "run2" and launcher("rot.old")["command"
 check(not os.path.exists("rot.old.old"), "no rot.old.old")
 
 # The markers file under both names, so a script appending to either finds it; the caller's wins.
-r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFSCOPE_MARKERS" "$PERFSCOPE_MARKERS"'])
+env_mk = {k: v for k, v in env.items() if k not in ("LLMPERFSCOPE_MARKERS", "PERFSCOPE_MARKERS")}
+r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFSCOPE_MARKERS" "$PERFSCOPE_MARKERS"'],
+        e=env_mk)
 check(r.rc == 0 and r.stdout.decode() == "%s|%s" % ((os.path.abspath("mk/markers"),) * 2),
       "the command sees LLMPERFSCOPE_MARKERS and PERFSCOPE_MARKERS, both OUT/markers: %r" % r.stdout)
-e2 = dict(env, PERFSCOPE_MARKERS="/tmp/elsewhere.markers")
+e2 = dict(env_mk, PERFSCOPE_MARKERS="/tmp/elsewhere.markers")
 r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFSCOPE_MARKERS" "$PERFSCOPE_MARKERS"'], e=e2)
 check(r.rc == 0 and r.stdout.decode() == "/tmp/elsewhere.markers|/tmp/elsewhere.markers",
       "the caller's PERFSCOPE_MARKERS is the file under both names: %r" % r.stdout)
@@ -141,6 +143,19 @@ r2 = rec(["-o", "kept", "--no-report", "--", "sh", "-c", "exit 0"])
 check(r1.rc == 0 and r2.rc == 2 and open("kept.old/keep").read() == "y" and os.path.isfile("kept/launcher.json"),
       "an older OUT.old that is not a run folder: kept, the run refused, OUT as it was: %d %d %r"
       % (r1.rc, r2.rc, r2.stderr.decode()))
+# A folder of the user's that happens to hold a meta.json (a common name) is not a run folder.
+os.makedirs("proj")
+open("proj/meta.json", "w").write("{}")
+open("proj/notes.txt", "w").write("n")
+r = rec(["-o", "proj", "--no-report", "--", "sh", "-c", "exit 0"])
+check(r.rc == 2 and sorted(os.listdir("proj")) == ["meta.json", "notes.txt"] and not os.path.exists("proj.old"),
+      "a user's folder holding a meta.json: refused, left whole: %d %r" % (r.rc, r.stderr.decode()))
+# "out/" is the folder out: the second run keeps the first as its sibling out.old.
+r1 = rec(["-o", "slash/", "--no-report", "--", "sh", "-c", "exit 0", "s1"])
+r2 = rec(["-o", "slash/", "--no-report", "--", "sh", "-c", "exit 0", "s2"])
+check(r1.rc == 0 and r2.rc == 0 and launcher("slash")["command"][-1] == "s2"
+      and launcher("slash.old")["command"][-1] == "s1" and not os.path.exists("slash/.old"),
+      "-o with a trailing slash, twice: slash/ and slash.old/: %d %d %r" % (r1.rc, r2.rc, r2.stderr.decode()))
 os.makedirs("empty")
 r = rec(["-o", "empty", "--no-report", "--", "sh", "-c", "exit 0"])
 check(r.rc == 0 and os.path.isfile("empty/launcher.json"), "an empty folder as OUT: used")

@@ -12,6 +12,7 @@
 #include "strv.h"
 #include "outfile.h"
 #include "runfolder.h"
+#include "samples.h"
 #include "version.h"
 #include "container/container.h"
 #include "proc/runner.h"
@@ -85,6 +86,17 @@ static int parse(int argc, char **argv, struct record_opts *o)
     o->cmd = argv + i;
     if (!*o->out)
         return usage("%s", "-o needs a folder");
+    /* "out/" is the folder out: OUT.old must be its sibling, not a name inside it */
+    size_t len = strlen(o->out);
+    if (len > 1 && o->out[len - 1] == '/') {
+        static char out[PATH_MAX];
+        if (len >= sizeof out)
+            return usage("-o %.80s...: path too long", o->out);
+        memcpy(out, o->out, len + 1);
+        while (len > 1 && out[len - 1] == '/')
+            out[--len] = 0;
+        o->out = out;
+    }
     if (o->hz) {
         char *end;
         errno = 0;
@@ -170,28 +182,35 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
     return remove(path);
 }
 
-/* Whether record may move path aside, or remove it as an older OUT.old: a folder the shim or an
- * earlier record wrote (runfolder_holds_run, or record's own launcher.json), or an empty one.
- * Anything else is the user's (a folder of theirs given as -o by mistake, a file, a link) and is
- * never renamed or removed. */
+/* Whether record may move path aside, or remove it as an older OUT.old: a folder that holds what
+ * only perfscope writes (an earlier record's launcher.json, the shim's .leader lock or one of its
+ * sample files), or an empty one. A folder that merely holds a meta.json or a perfscope.log
+ * (common names) does not count, nor a file or a link: those are the user's (a folder of theirs
+ * given as -o by mistake) and are never renamed or removed. */
 static int replaceable(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return 0;
-    if (runfolder_holds_run(path))
-        return 1;
+    static const char *const own[] = {RUN_LAUNCHER, RUN_LEADER_LOCK, NULL};
     char p[PATH_MAX];
-    if (runfolder_path(p, sizeof p, path, RUN_LAUNCHER, NULL, 0) == 0 && lstat(p, &st) == 0)
-        return 1;
+    for (int i = 0; own[i]; i++)
+        if (runfolder_path(p, sizeof p, path, own[i], NULL, 0) == 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+            return 1;
     DIR *d = opendir(path);
     if (!d)
         return 0;
-    int empty = 1;
-    for (struct dirent *e; empty && (e = readdir(d));)
-        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    int empty = 1, samples = 0;
+    long pid;
+    unsigned gen;
+    for (struct dirent *e; !samples && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        empty = 0;
+        samples = samples_parse_name(e->d_name, &pid, &gen) == 0;
+    }
     closedir(d);
-    return empty;
+    return empty || samples;
 }
 
 /* mkdir -p of path's parent folders (path itself is not made). */
@@ -227,7 +246,8 @@ static int fresh_out(const char *out, char *err, size_t errlen)
         }
         if (!replaceable(out)) {
             snprintf(err, errlen, "%s: is there and is not a perfscope run folder (no %s, %s or sample "
-                     "file): left as it is; give -o a new folder or an earlier run's", out, RUN_META, RUN_LAUNCHER);
+                     "file): left as it is; give -o a new folder or an earlier run's", out, RUN_LAUNCHER,
+                     RUN_LEADER_LOCK);
             return -1;
         }
         if (lstat(old, &st) == 0 && !replaceable(old)) {
