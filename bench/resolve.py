@@ -17,8 +17,10 @@ alike, and the mean of the two order groups' mean log ratios cancels it. It does
 after-effect of a shim run on the run after it (its files' writeback, its pages): with the shim
 first, that lands on its own pair's run without, and the order groups' figure comes out low by
 half of it. So the stated figure is a least-squares fit over every pair of a program, in the
-order run: one constant per configuration (its cost), the order sign, and whether each run
-followed a shim run (fit, after_cov); the order groups' figure is shown beside it. A/A pairs
+order run: one constant per configuration (its cost), the order sign, and two after-effects,
+a pair's run without right after its own shim run and a pair's first run after the shim run
+that ended the pair before (fit, after_in, after_out); the order groups' figure is shown
+beside it. A/A pairs
 (no profiler either side, drawn alike) give the spread where there is no cost, and their
 constant in the fit should be 0. Nothing stops early on what the pairs
 show, which would bias the verdict; a time budget only cuts the run short, and the two
@@ -120,13 +122,19 @@ def shim_run(cfg):
     return cfg["kind"] == "ps"
 
 
-def after_cov(wf, prev, with_shim):
-    """A pair's covariate for the after-effect of a shim run on the run after it: whether the
-    with run follows a shim run, less whether the without run does. With first, the with run
-    follows the run before the pair (prev: 1 a shim run, 0 not) and the without run follows the
-    with run; without first, the without run follows the run before the pair and the with run
-    follows the without run, never a shim run."""
-    return (prev - int(with_shim)) if wf else -prev
+def after_in(wf, with_shim):
+    """A pair's covariate for the after-effect of its own shim run on its own run without: -1
+    when the with run is a shim run and goes first (the without run then follows it at once,
+    its run folder still there), else 0."""
+    return -1 if wf and with_shim else 0
+
+
+def after_out(wf, prev):
+    """A pair's covariate for the after-effect of the run before the pair (prev: 1 a shim run,
+    0 not) on the pair's first run: +prev when the with side goes first, -prev when the without
+    side does. That shim run ended before its own pair's samples were counted and its folder
+    removed, so this after-effect is fitted apart from after_in's."""
+    return prev if wf else -prev
 
 
 def inverse(m):
@@ -151,16 +159,19 @@ def inverse(m):
 def fit(rows):
     """rows: one program's pairs, [(name, log ratio, with_first, prev, with_shim)]. Least squares
     of each pair's log ratio on one constant per name (that configuration's cost), the order sign
-    (+1 with second, -1 with first: how much slower a pair's second run is) and after_cov (how
-    much slower a run is after a shim run than after any other). The order groups' mean cancels
-    the first but not the second: with the shim first, its after-effect falls on its own pair's
-    run without, and the figure comes out low by half of it. -> {"names", "beta", "cov", "df"}
-    (the constants in names' order, then the order effect, then the after-effect); None where
-    the pairs cannot tell them apart. Pairs whose prev is unknown (None) are left out."""
+    (+1 with second, -1 with first: how much slower a pair's second run is, the same for every
+    configuration, so that the A/A pairs pin it), after_in (how much slower a pair's run without
+    is right after its own shim run) and after_out (how much slower a pair's first run is after
+    the shim run that ended the pair before). The order groups' mean cancels the order effect
+    but not these: with the shim first, after_in's falls on its own pair's run without, and the
+    figure comes out low by half of it. -> {"names", "beta", "cov", "df"} (the constants in
+    names' order, then the order effect, after_in's and after_out's); None where the pairs
+    cannot tell them apart. Pairs whose prev is unknown (None) are left out."""
     rows = [r for r in rows if r[3] is not None]
     names = sorted({r[0] for r in rows})
-    k = len(names) + 2
-    X = [[1.0 if name == n else 0.0 for n in names] + [-1.0 if wf else 1.0, float(after_cov(wf, prev, ws))]
+    k = len(names) + 3
+    X = [[1.0 if name == n else 0.0 for n in names] +
+         [-1.0 if wf else 1.0, float(after_in(wf, ws)), float(after_out(wf, prev))]
          for name, _, wf, prev, ws in rows]
     y = [r[1] for r in rows]
     if len(rows) <= k:
@@ -202,9 +213,13 @@ def fitted(q, fits, suffix=""):
     return to_pct(q, m), to_pct(q, m - h), to_pct(q, m + h)
 
 
+ORDER, AFTER_IN, AFTER_OUT = -3, -2, -1  # the fit's last three terms
+
+
 def fitted_effect(q, fits, which):
-    """-> (figure, lo, hi) in %, on the question's measure: the fit's order effect (which=-2) or
-    after-effect (which=-1), as how much more CPU (or time per step) the later run takes."""
+    """-> (figure, lo, hi) in %, on the question's measure: the fit's order effect (ORDER) or an
+    after-effect (AFTER_IN, AFTER_OUT), as how much more CPU (or time per step) the later run
+    takes."""
     f = fits.get(q["measure"])
     if not f:
         return None
@@ -298,9 +313,11 @@ def section(args, got, aa, tries, want, machine):
          "it (its files' writeback, its pages): with the shim first, that falls on its own pair's run "
          "without, so this figure comes out low by half of it. Fitted (the stated figure): least squares "
          "over all the pairs of the program (profiled, A/A and extra) of the log ratio on one constant per "
-         "configuration, the order sign and whether each run followed a shim run (each pair's predecessor "
-         "known from the order run), the interval from the fit's standard error; the A/A constant should be "
-         "0. sd = one pair's log ratio around its order group's mean, in %. Second run slower = half the "
+         "configuration, the order sign (the A/A pairs pin it), and two after-effects: a pair's run without "
+         "right after its own shim run, and a pair's first run after the shim run that ended the pair before "
+         "(each pair's predecessor known from the order run); the interval from the fit's standard error; "
+         "the A/A constant should be 0. Pairs whose predecessor is not known (the first, and one after a "
+         "failed pair) are left out of the fit. sd = one pair's log ratio around its order group's mean, in %. Second run slower = half the "
          "difference of the order groups' means.", "",
          "| program | against no profiler | figure | pairs ok / tried | order groups [95%] | fitted [95%] "
          "| sd of one pair | second run slower | A/A pairs | A/A fitted [95%] | A/A sd | A/A second run slower "
@@ -339,11 +356,12 @@ def section(args, got, aa, tries, want, machine):
                          % (q["title"], "%d" % math.ceil(len(xs) * (h / gap) ** 2) if gap else "no number of",
                             gap * 100))
     for q, label in ((QUESTIONS[0], "bench/target.c, CPU"), (QUESTIONS[1], "bench/threadpool.c, time per step")):
-        o, a = fitted_effect(q, fits, -2), fitted_effect(q, fits, -1)
-        if o and a:
-            notes.append("- %s, from the fit over all its pairs (%d degrees of freedom): a run after a shim run "
-                         "takes %s more than after any other (the after-effect); a pair's second run %s more "
-                         "than its first." % (label, fits[q["measure"]]["df"], fmt_fig(a), fmt_fig(o)))
+        o, ai, ao = (fitted_effect(q, fits, w) for w in (ORDER, AFTER_IN, AFTER_OUT))
+        if o and ai and ao:
+            notes.append("- %s, from the fit over all its pairs (%d degrees of freedom): a pair's run without takes "
+                         "%s more right after its own shim run, a pair's first run %s more after the shim run "
+                         "that ended the pair before (the after-effects); a pair's second run %s more than its "
+                         "first." % (label, fits[q["measure"]]["df"], fmt_fig(ai), fmt_fig(ao), fmt_fig(o)))
     share = sampling_share(got, fits)
     if share:
         idle = fitted(QUESTIONS[3], fits) or figure(QUESTIONS[3], got["pool_idle"])
@@ -363,6 +381,34 @@ def section(args, got, aa, tries, want, machine):
     return L
 
 
+def from_pairs(args):
+    """The section written again from a saved resolve_pairs.json: {"machine", "want", "budget",
+    "pairs"} as main saves it, each pair {"question", "config", "with_first", "prev_shim",
+    "log_ratio", "error"} in the order run."""
+    with open(args.from_pairs) as f:
+        doc = json.load(f)
+    keys = {q["key"]: q for q in QUESTIONS}
+    got = {k: [] for k in keys}
+    aa = {k: [] for k in keys}
+    tries = {k: 0 for k in keys}
+    errors = []
+    for p in doc["pairs"]:
+        k = p["question"]
+        is_aa = p["config"] == AA["name"]
+        tries[k] += 0 if is_aa else 1
+        if p["error"]:
+            errors.append(p["error"])
+        else:
+            (aa if is_aa else got)[k].append((p["log_ratio"], p["with_first"], p["prev_shim"]))
+    machine = dict(doc["machine"], errors=errors,
+                   pairs_file="`%s` (this section written again from it)" % os.path.relpath(args.from_pairs))
+    args.budget = doc.get("budget", args.budget)
+    pool.replace_section(args.results, "## The defaults' cost at 199 Hz, resolved",
+                         section(args, got, aa, tries, doc["want"], machine))
+    print("bench: resolved section written again from %s" % args.from_pairs)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     analyze.run_args(ap)
@@ -375,7 +421,12 @@ def main():
                     help="pairs on the pool with sampling off, and with an idle thread instead of the shim")
     ap.add_argument("--idle-thread", required=True, help="bench/idlethread.c built as a shared library")
     ap.add_argument("--iters", default="")
+    ap.add_argument("--from-pairs", default="",
+                    help="write the section again from a resolve_pairs.json (no run): the same pairs, "
+                         "this code's statistics")
     args = ap.parse_args()
+    if args.from_pairs:
+        return from_pairs(args)
     os.makedirs(args.work, exist_ok=True)
     argv = [os.path.abspath(args.target)] + ([args.iters] if args.iters else [])
     analyze.RUN_TIMEOUT_S = max(analyze.RUN_TIMEOUT_S, pool.POOL_TIMEOUT_S)
@@ -394,7 +445,7 @@ def main():
              machine["loadavg_start"]), flush=True)
     done = 0
     prev = None   # whether the run before the next pair was a shim run (1/0); None: not known
-    log = []      # every pair in the order run, written beside the work folder for a later look
+    log = []      # every pair in the order run, written beside RESULTS.md (resolve_pairs.json)
 
     def run_one(q, cfg, wf, into):
         nonlocal prev
@@ -428,12 +479,13 @@ def main():
             print("  %.0f s  %s" % (time.monotonic() - start, "  ".join(
                 "%s %d pairs %s" % (q["key"], len(got[q["key"]]), fmt_fig(figure(q, got[q["key"]])))
                 for q in QUESTIONS)), flush=True)
-    pairs_file = os.path.join(args.work, "resolve_pairs.json")
-    with open(pairs_file + ".tmp", "w") as f:
-        json.dump(log, f, indent=0)
-    os.replace(pairs_file + ".tmp", pairs_file)
+    # beside RESULTS.md, so that its section can be written again from the same pairs (--from-pairs)
+    pairs_file = os.path.join(os.path.dirname(os.path.abspath(args.results)), "resolve_pairs.json")
     machine.update(elapsed_s=time.monotonic() - start, loadavg_end=report.loadavg(), errors=errors,
                    pairs_file="`%s`" % os.path.relpath(pairs_file))
+    with open(pairs_file + ".tmp", "w") as f:
+        json.dump({"machine": machine, "want": want, "budget": args.budget, "pairs": log}, f, indent=0)
+    os.replace(pairs_file + ".tmp", pairs_file)
     pool.replace_section(args.results, "## The defaults' cost at 199 Hz, resolved",
                          section(args, got, aa, tries, want, machine))
     print("bench: resolved section written (%.0f s)" % machine["elapsed_s"])
