@@ -76,8 +76,9 @@ def idle_rates(args):
 def section(rounds, iters, machine, idle=None):
     short = [r[0] for r in rounds]
     long_ = [r[1] for r in rounds]
-    slope = [(l[1] - s[1]) / (l[0] - s[0]) for s, l in zip(short, long_) if l[0] > s[0]]
-    start = [s[1] - k * s[0] for s, k in zip(short, slope)]
+    kept = [(s, l) for s, l in zip(short, long_) if l[0] > s[0]]
+    slope = [(l[1] - s[1]) / (l[0] - s[0]) for s, l in kept]
+    start = [s[1] - k * s[0] for (s, _), k in zip(kept, slope)]  # each round with its own slope
     whole_s = [s[1] / s[0] for s in short]
     whole_l = [l[1] / l[0] for l in long_]
     wake = [(l[2] - s[2]) / (l[0] - s[0]) for s, l in zip(short, long_)
@@ -90,7 +91,8 @@ def section(rounds, iters, machine, idle=None):
          "threads CPU - steady x its wall. Load average at start %s, at end %s." % (
              iters, 4 * iters, len(rounds), machine["loadavg_start"], report.loadavg()), ""]
     if not slope:
-        L.append("- no round gave both runs: nothing to report")
+        L.append("- no round gave both runs: no steady state or start-up to report")
+        L += idle_line(idle)
         return L
     f = lambda t, k=100: "%.3f [%.3f-%.3f]" % (t[0] * k, t[1] * k, t[2] * k)  # noqa: E731
     L += ["| figure | median [min-max] |", "|---|---|",
@@ -111,6 +113,12 @@ def section(rounds, iters, machine, idle=None):
     L.append("- The start-up is paid once a process: on a run of T seconds it adds start-up / T to the "
              "share (%.1f ms: %.2f%% of the %.1f s run, %.3f%% of a minute)." % (
                  stat(start)[0] * 1000, stat(start)[0] / short_wall * 100, short_wall, stat(start)[0] / 60 * 100))
+    return L + idle_line(idle)
+
+
+def idle_line(idle):
+    """The idle-wakeups target's line, [] when no idle round gave a figure."""
+    L = []
     if idle:
         r = stat(idle)
         L.append("- target: when nothing changes, the shim's threads wake at most %.0f times a second in all "
