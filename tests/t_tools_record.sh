@@ -7,6 +7,7 @@
 #   or OUT.old that is not a run folder (a user's folder, a file) never renamed nor removed: the
 #   run refused; an empty folder used; missing parents made;
 # - the markers file under both names (LLMPERFSCOPE_MARKERS and PERFSCOPE_MARKERS);
+# - a phase too short for the periodic memory readings is named as such in the report;
 # - SIGINT to record reaches the command, which decides (f_sigint3 catches it and exits 3); a
 #   Ctrl-C on a terminal (a pty) reaches it once, not a second time forwarded;
 # - launcher.json: wait4's status, rusage, start and end on the caller's CLOCK_MONOTONIC;
@@ -122,6 +123,16 @@ e2 = dict(env_mk, PERFSCOPE_MARKERS="/tmp/elsewhere.markers")
 r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFSCOPE_MARKERS" "$PERFSCOPE_MARKERS"'], e=e2)
 check(r.rc == 0 and r.stdout.decode() == "/tmp/elsewhere.markers|/tmp/elsewhere.markers",
       "the caller's PERFSCOPE_MARKERS is the file under both names: %r" % r.stdout)
+
+# A phase of a few counter periods or less: its host memory peak rests on the readings at its
+# boundaries, and the report says so; a phase of several periods is not named.
+script = '"$P" mark short begin; "$P" mark short end; "$P" mark long begin; sleep 0.8; "$P" mark long end'
+r = rec(["-o", "few", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool))
+rep = run([tool, "report", "few"], env, timeout=120, what="perfscope report")
+line = [l for l in rep.stdout.decode().splitlines() if l.startswith("host anon peak from few readings:")]
+check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and "long (" not in line[0],
+      "the report names the short phase's memory peak as resting on few readings, not the long one's: %r"
+      % (line or rep.stdout.decode()[-800:],))
 
 # Never renamed or removed: an OUT, or an older OUT.old, that is not a run folder (a user's folder
 # given as -o by mistake, a plain file): the run is refused (exit 2, one line), nothing touched.

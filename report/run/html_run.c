@@ -169,6 +169,15 @@ static void figures(struct html_page *p, const struct run_model *m)
     sbuf_printf(b, "</table>\n");
     if (m->groups_hidden)
         sbuf_printf(b, "<p class=\"ps-note\">%zu more groups are not shown.</p>\n", m->groups_hidden);
+    struct sbuf few = {0};
+    run_memory_few_readings(&few, m);
+    char *fs = sbuf_take(&few);
+    if (fs && *fs) {
+        sbuf_printf(b, "<p class=\"ps-note\">");
+        html_text(b, fs);
+        sbuf_printf(b, ".</p>\n");
+    }
+    free(fs);
     if (m->en.total.n)
         sbuf_printf(b, "<p class=\"ps-note\">Energy and J/token are over: "), html_text(b, m->en.total_over),
             sbuf_printf(b, ".</p>\n");

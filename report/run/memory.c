@@ -93,12 +93,12 @@ void memory_window(const struct memory *m, const struct readings *r, uint64_t t0
         if (!isnan(s)) {
             double above = s - m->total_base;
             *gpu_above = *have_gpu ? fmax(*gpu_above, above) : above;
-            *have_gpu = 1;
+            (*have_gpu)++;
         }
         double h = m->rss_series >= 0 ? r->s[m->rss_series].v[k] : NAN;
         if (!isnan(h)) {
             *host_kib = *have_host ? fmax(*host_kib, h) : h;
-            *have_host = 1;
+            (*have_host)++;
         }
     }
 }

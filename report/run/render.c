@@ -123,6 +123,24 @@ void run_shim_cost(struct sbuf *b, const struct run_model *m)
     counter_cost(b, m);
 }
 
+void run_memory_few_readings(struct sbuf *b, const struct run_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->ngr; i++) {
+        const struct group_result *g = &m->gr[i];
+        if (!g->have_host || g->b.occurrences == 0 ||
+            (double)g->have_host / (double)g->b.occurrences >= MEMORY_FEW_READINGS)
+            continue;
+        sbuf_printf(b, "%s", n++ ? ", " : "host anon peak from few readings: ");
+        sbuf_clean(b, g->name, 0);
+        sbuf_printf(b, " (%d in %zu occurrence%s)", g->have_host, g->b.occurrences, g->b.occurrences == 1 ? "" : "s");
+    }
+    if (n)
+        sbuf_printf(b, ". The memory is read at each boundary and every counter period (PERFSCOPE_COUNTER_MS): "
+                       "a phase that lasts a few periods or less shows the run's memory at those instants, "
+                       "which may miss its own peak (the run's peak is under Memory)");
+}
+
 static void shim_cost(struct sbuf *b, const struct run_model *m)
 {
     struct sbuf t = {0};
@@ -287,6 +305,12 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "| (none) | | | %.3f | | | | | | | |\n", m->none_cpu_s);
     if (m->groups_hidden)
         sbuf_printf(b, "\n%zu more groups are not shown.\n", m->groups_hidden);
+    struct sbuf few = {0};
+    run_memory_few_readings(&few, m);
+    char *fs = sbuf_take(&few);
+    if (fs && *fs)
+        sbuf_printf(b, "\n%s.\n", fs);
+    free(fs);
     if (open)
         sbuf_printf(b, "\n%zu phase%s never ended: counted to the run's last sample or counter "
                        "reading.\n", open, open == 1 ? "" : "s");

@@ -36,7 +36,7 @@ struct group_result {
     struct genergy total;      /* over the added domains; valid when have_total */
     int have_total;
     double gpu_above_mib, host_kib;
-    int have_gpu, have_host;
+    int have_gpu, have_host;   /* the readings that gave each peak, over the occurrences; 0: none */
     const struct hot_group *prof;
     double busiest_share;      /* busiest thread's CPU over the wall, < 0 unknown */
     double busiest_cpu_share;  /* busiest thread's CPU over the group's CPU, < 0 unknown */
@@ -95,6 +95,11 @@ struct sbuf;
  * past them; raw, for the caller to clean or escape (render.c). 0 when meta.json has none. */
 int run_command_text(struct sbuf *b, const struct run_model *m);
 void run_shim_cost(struct sbuf *b, const struct run_model *m);
+/* The groups whose host memory peak rests on under MEMORY_FEW_READINGS readings an occurrence,
+ * and what that peak then is: one sentence, no markup; nothing when there are none. The one
+ * wording of it, for this report and report.html. */
+#define MEMORY_FEW_READINGS 3
+void run_memory_few_readings(struct sbuf *b, const struct run_model *m);
 /* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
  * memory. */
 char *run_html(const struct run_model *m);
