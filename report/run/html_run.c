@@ -73,6 +73,22 @@ static cJSON *phase_list(const struct run_model *m, const struct span *s)
 
 /* ---- the figures ---- */
 
+/* One of the run's sentences (run_shim_cost, run_memory_few_readings), escaped, between the
+ * markup before and after; nothing when it says nothing. */
+static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run_model *),
+                     const struct run_model *m, const char *before, const char *after)
+{
+    struct sbuf t = {0};
+    say(&t, m);
+    char *s = sbuf_take(&t);
+    if (s && *s) {
+        sbuf_printf(b, "%s", before);
+        html_text(b, s);
+        sbuf_printf(b, "%s", after);
+    }
+    free(s);
+}
+
 static void cell(struct sbuf *b, int have, const char *fmt, double v)
 {
     sbuf_printf(b, "<td class=\"num\">");
@@ -117,15 +133,7 @@ static void header(struct html_page *p, const struct run_model *m)
                     m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
     }
     sbuf_printf(b, "</li>\n");
-    struct sbuf own = {0};
-    run_shim_cost(&own, m);
-    char *own_text = sbuf_take(&own);
-    if (own_text && *own_text) {
-        sbuf_printf(b, "<li>");
-        html_text(b, own_text);
-        sbuf_printf(b, "</li>\n");
-    }
-    free(own_text);
+    sentence(b, run_shim_cost, m, "<li>", "</li>\n");
     if (m->un.cpu_s > 0)
         sbuf_printf(b, "<li>unsampled: %.3f CPU s ran with SIGPROF blocked: no sample stands for it</li>\n",
                     m->un.cpu_s);
@@ -169,15 +177,7 @@ static void figures(struct html_page *p, const struct run_model *m)
     sbuf_printf(b, "</table>\n");
     if (m->groups_hidden)
         sbuf_printf(b, "<p class=\"ps-note\">%zu more groups are not shown.</p>\n", m->groups_hidden);
-    struct sbuf few = {0};
-    run_memory_few_readings(&few, m);
-    char *fs = sbuf_take(&few);
-    if (fs && *fs) {
-        sbuf_printf(b, "<p class=\"ps-note\">");
-        html_text(b, fs);
-        sbuf_printf(b, ".</p>\n");
-    }
-    free(fs);
+    sentence(b, run_memory_few_readings, m, "<p class=\"ps-note\">", ".</p>\n");
     if (m->en.total.n)
         sbuf_printf(b, "<p class=\"ps-note\">Energy and J/token are over: "), html_text(b, m->en.total_over),
             sbuf_printf(b, ".</p>\n");

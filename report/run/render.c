@@ -141,14 +141,22 @@ void run_memory_few_readings(struct sbuf *b, const struct run_model *m)
                        "which may miss its own peak (the run's peak is under Memory)");
 }
 
-static void shim_cost(struct sbuf *b, const struct run_model *m)
+/* One of the run's sentences (run_shim_cost, run_memory_few_readings) between before and after;
+ * nothing when it says nothing. */
+static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run_model *),
+                     const struct run_model *m, const char *before, const char *after)
 {
     struct sbuf t = {0};
-    run_shim_cost(&t, m);
+    say(&t, m);
     char *s = sbuf_take(&t);
     if (s && *s)
-        sbuf_printf(b, "- %s\n", s);
+        sbuf_printf(b, "%s%s%s", before, s, after);
     free(s);
+}
+
+static void shim_cost(struct sbuf *b, const struct run_model *m)
+{
+    sentence(b, run_shim_cost, m, "- ", "\n");
 }
 
 static void header(struct sbuf *b, const struct run_model *m)
@@ -305,12 +313,7 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "| (none) | | | %.3f | | | | | | | |\n", m->none_cpu_s);
     if (m->groups_hidden)
         sbuf_printf(b, "\n%zu more groups are not shown.\n", m->groups_hidden);
-    struct sbuf few = {0};
-    run_memory_few_readings(&few, m);
-    char *fs = sbuf_take(&few);
-    if (fs && *fs)
-        sbuf_printf(b, "\n%s.\n", fs);
-    free(fs);
+    sentence(b, run_memory_few_readings, m, "\n", ".\n");
     if (open)
         sbuf_printf(b, "\n%zu phase%s never ended: counted to the run's last sample or counter "
                        "reading.\n", open, open == 1 ? "" : "s");
