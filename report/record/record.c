@@ -213,7 +213,8 @@ static int replaceable(const char *path)
     return empty || samples;
 }
 
-/* mkdir -p of path's parent folders (path itself is not made). */
+/* mkdir -p of path's parent folders (outfile_make_dirs); path itself is not made, so that its
+ * own mkdir still fails on a folder that appeared meanwhile. */
 static int make_parents(const char *path, char *err, size_t errlen)
 {
     char p[PATH_MAX];
@@ -221,13 +222,13 @@ static int make_parents(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: path too long", path);
         return -1;
     }
-    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = 0;
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            snprintf(err, errlen, "%s: %s", p, strerror(errno));
-            return -1;
-        }
-        *s = '/';
+    char *slash = strrchr(p, '/');
+    if (!slash || slash == p)
+        return 0;
+    *slash = 0;
+    if (outfile_make_dirs(p, 0755) != 0) {
+        snprintf(err, errlen, "%s: %s", p, strerror(errno));
+        return -1;
     }
     return 0;
 }
