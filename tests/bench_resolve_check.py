@@ -76,28 +76,37 @@ check(abs(plain - math.log(1.003)) > 0.001, "(the simulation's plain mean does c
 # An after-effect: a run after a shim run takes 0.4% more. The order groups' figure is then low
 # (with the shim first, its own pair's run without pays the after-effect); the fit over the run's
 # sequence gives the cost, the after-effect and the order effect put in, and its interval covers.
-fits_c, fits_a, fits_o, og, fit_cov, aa_c = [], [], [], [], 0, []
 RUNS_SEQ = 300  # the fit's cost varies by 0.34% run to run here: 3 standard errors of the mean are 0.06%
-for _ in range(RUNS_SEQ):
-    got_s, aa_s = simulate_sequence(240, math.log(1.005), 0.002, 0.004, 0.016)
-    fits = resolve.program_fits({"cpu": got_s}, {"cpu": aa_s})
-    f = resolve.fitted(CPU, fits)
-    fits_c.append(f[0])
-    fit_cov += f[1] <= 0.5 <= f[2]
-    fits_a.append(resolve.fitted_effect(CPU, fits, resolve.AFTER_IN)[0])
-    fits_o.append(resolve.fitted_effect(CPU, fits, resolve.ORDER)[0])
-    og.append(resolve.figure(CPU, got_s)[0])
-    aa_c.append(resolve.fitted(CPU, fits, "-aa")[0])
-check(abs(statistics.fmean(fits_c) - 0.5) < 0.06, "with an after-effect of 0.4%%, the fitted cost is the +0.50%% put in "
-      "(%.3f%% over %d runs)" % (statistics.fmean(fits_c), RUNS_SEQ))
-check(0.91 <= fit_cov / RUNS_SEQ <= 0.99, "its 95%% interval covers the cost in %d of %d runs" % (fit_cov, RUNS_SEQ))
-check(abs(statistics.fmean(fits_a) - 0.4) < 0.1, "the fitted after-effect is the 0.4%% put in (%.3f%%)"
-      % statistics.fmean(fits_a))
-check(abs(statistics.fmean(fits_o) - 0.2) < 0.05, "the fitted order effect is the 0.2%% put in (%.3f%%)"
-      % statistics.fmean(fits_o))
-check(abs(statistics.fmean(aa_c)) < 0.05, "the A/A constant is 0 (%.3f%%)" % statistics.fmean(aa_c))
-check(statistics.fmean(og) < 0.5 - 0.08, "(the order groups' figure is low by about half the after-effect: %.3f%%)"
-      % statistics.fmean(og))
+
+
+def fit_trials(after_out=None):
+    """RUNS_SEQ simulated runs of 240 profiled pairs (cost 0.5%, order 0.2%, after-effect 0.4%,
+    after_out as given) -> the mean of each fitted figure over the runs ("cost", "in", "out",
+    "order", "aa", and the order groups' "og"), and "cover": the runs whose interval held the cost."""
+    v = {k: [] for k in ("cost", "in", "out", "order", "aa", "og")}
+    cover = 0
+    for _ in range(RUNS_SEQ):
+        got_s, aa_s = simulate_sequence(240, math.log(1.005), 0.002, 0.004, 0.016, after_out=after_out)
+        fits = resolve.program_fits({"cpu": got_s}, {"cpu": aa_s})
+        f = resolve.fitted(CPU, fits)
+        cover += f[1] <= 0.5 <= f[2]
+        v["cost"].append(f[0])
+        v["in"].append(resolve.fitted_effect(CPU, fits, resolve.AFTER_IN)[0])
+        v["out"].append(resolve.fitted_effect(CPU, fits, resolve.AFTER_OUT)[0])
+        v["order"].append(resolve.fitted_effect(CPU, fits, resolve.ORDER)[0])
+        v["aa"].append(resolve.fitted(CPU, fits, "-aa")[0])
+        v["og"].append(resolve.figure(CPU, got_s)[0])
+    return dict({k: statistics.fmean(x) for k, x in v.items()}, cover=cover)
+
+
+t = fit_trials()
+check(abs(t["cost"] - 0.5) < 0.06, "with an after-effect of 0.4%%, the fitted cost is the +0.50%% put in "
+      "(%.3f%% over %d runs)" % (t["cost"], RUNS_SEQ))
+check(0.91 <= t["cover"] / RUNS_SEQ <= 0.99, "its 95%% interval covers the cost in %d of %d runs" % (t["cover"], RUNS_SEQ))
+check(abs(t["in"] - 0.4) < 0.1, "the fitted after-effect is the 0.4%% put in (%.3f%%)" % t["in"])
+check(abs(t["order"] - 0.2) < 0.05, "the fitted order effect is the 0.2%% put in (%.3f%%)" % t["order"])
+check(abs(t["aa"]) < 0.05, "the A/A constant is 0 (%.3f%%)" % t["aa"])
+check(t["og"] < 0.5 - 0.08, "(the order groups' figure is low by about half the after-effect: %.3f%%)" % t["og"])
 check(resolve.fit([("cpu", 0.0, True, 0, True)] * 3) is None, "too few pairs: no fit")
 check(resolve.fit([("cpu", 0.01 * i, i % 2 == 0, None, True) for i in range(20)]) is None,
       "no pair's predecessor known: no fit")
@@ -108,21 +117,12 @@ check(resolve.after_in(True, True) == -1 and resolve.after_in(False, True) == 0 
 # The two after-effects apart (0.4% right after the pair's own shim run, none a pair later, as
 # when the folder's removal between pairs takes the after-effect with it): a single after-effect
 # term would leave the cost off by about half their difference; the fit gives all three.
-cs, ins, outs, cover2 = [], [], [], 0
-for _ in range(RUNS_SEQ):
-    got_s, aa_s = simulate_sequence(240, math.log(1.005), 0.002, 0.004, 0.016, after_out=0.0)
-    fits = resolve.program_fits({"cpu": got_s}, {"cpu": aa_s})
-    f = resolve.fitted(CPU, fits)
-    cs.append(f[0])
-    cover2 += f[1] <= 0.5 <= f[2]
-    ins.append(resolve.fitted_effect(CPU, fits, resolve.AFTER_IN)[0])
-    outs.append(resolve.fitted_effect(CPU, fits, resolve.AFTER_OUT)[0])
-check(abs(statistics.fmean(cs) - 0.5) < 0.06 and 0.91 <= cover2 / RUNS_SEQ <= 0.99,
+t = fit_trials(after_out=0.0)
+check(abs(t["cost"] - 0.5) < 0.06 and 0.91 <= t["cover"] / RUNS_SEQ <= 0.99,
       "after-effects of 0.4%% and 0: the fitted cost is the +0.50%% put in (%.3f%%), covered in %d of %d runs"
-      % (statistics.fmean(cs), cover2, RUNS_SEQ))
-check(abs(statistics.fmean(ins) - 0.4) < 0.1 and abs(statistics.fmean(outs)) < 0.1,
-      "the two after-effects fitted apart: %.3f%% (0.4 put in) and %.3f%% (0)"
-      % (statistics.fmean(ins), statistics.fmean(outs)))
+      % (t["cost"], t["cover"], RUNS_SEQ))
+check(abs(t["in"] - 0.4) < 0.1 and abs(t["out"]) < 0.1,
+      "the two after-effects fitted apart: %.3f%% (0.4 put in) and %.3f%% (0)" % (t["in"], t["out"]))
 
 o = resolve.draw_orders("cpu-ps", 240)
 check(sum(o) == 120, "240 orders drawn: 120 with first (%d)" % sum(o))
