@@ -7,6 +7,10 @@
  *   ring      ring delivery, a handler that returns at once: the kernel's timer interrupt,
  *             the overflow, the signal's delivery and return;
  *   sigtrap   the same with synchronous SIGTRAP delivery;
+ *   tick      the per-thread POSIX CPU timer (timer_create on the thread's CPU clock,
+ *             SIGEV_THREAD_ID), the shim's clock at rates up to the kernel's tick rate, with a
+ *             handler that returns at once: the kernel checks it at the scheduler tick and
+ *             queues SIGPROF from there (at most one signal a tick, whatever RATE asks);
  *   fp        ring + clock_gettime + a frame-pointer walk into a preallocated slot;
  *   libunwind ring + clock_gettime + unw_backtrace (libunwind's caching fast tracer) into it;
  *   unw_step  ring + clock_gettime + libunwind's step-by-step walk from the signal context;
@@ -20,7 +24,8 @@
  * which tells the gap of each signal from the other interrupts and splits it into before the
  * handler (timer interrupt, overflow, wakeup, signal frame), the handler, and after it
  * (sigreturn). Medians printed one line per mode: "mode NAME us_per_signal X min A max B
- * signals N gap_us G pre P handler H post Q".
+ * signals N gap_us G pre P handler H post Q"; the line of `none` gives, in the same places, the
+ * interrupts of its first round (signals) and their median length (gap_us): the machine's own.
  * `shim FILE` as the third and fourth arguments opens no clock and installs no handler (run it
  * under the shim's LD_PRELOAD): it writes each gap to FILE, for bench/pool.py to tell the
  * shim's signals from the other interrupts by the shim's own sample times.
@@ -49,8 +54,8 @@
 #define TRAP_PERF 6
 #endif
 
-enum { M_NONE, M_RING, M_SIGTRAP, M_FP, M_UNW, M_STEP, M_CHAIN, M_COUNT };
-static const char *names[M_COUNT] = { "none", "ring", "sigtrap", "fp", "libunwind", "unw_step", "callchain" };
+enum { M_NONE, M_RING, M_SIGTRAP, M_FP, M_UNW, M_STEP, M_CHAIN, M_TICK, M_COUNT };
+static const char *names[M_COUNT] = { "none", "ring", "sigtrap", "fp", "libunwind", "unw_step", "callchain", "tick" };
 
 static volatile int mode;
 static volatile uint64_t signals;
@@ -104,7 +109,7 @@ static void handler(int sig, siginfo_t *si, void *ucv)
     signals++;
     uint32_t k = nstamps;
     int m = mode;
-    if (m == M_RING || m == M_SIGTRAP)
+    if (m == M_RING || m == M_SIGTRAP || m == M_TICK)
         goto out;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -142,6 +147,32 @@ __attribute__((noinline)) static uint64_t leaf(uint64_t x, uint64_t n)
 #include "chain.h" /* f39 .. f0 over leaf */
 
 #define CHAIN_PAGES 64 /* the call-chain ring: holds a whole run's records, read after it */
+
+static timer_t tick_timer;
+#define TICK_TIMES 4 /* the tick mode runs the work this many times (one signal a tick) */
+
+/* The tick mode's clock: this thread's CPU-time timer, SIGPROF to this thread; 0 or -1. */
+static int open_tick(void)
+{
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGPROF;
+    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    return timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &tick_timer);
+}
+
+/* Arms the tick timer at `rate` (0 disarms it). */
+static void arm_tick(unsigned rate)
+{
+    struct itimerspec it;
+    memset(&it, 0, sizeof it);
+    if (rate) {
+        it.it_interval.tv_nsec = (long)(1000000000ul / rate);
+        it.it_value = it.it_interval;
+    }
+    timer_settime(tick_timer, 0, &it, NULL);
+}
 
 static int open_clock(int m, unsigned rate, void **rb)
 {
@@ -297,6 +328,17 @@ static void split_gaps(double out[4])
         out[k] = median(part[k], n);
 }
 
+/* Without a clock: every gap is an interrupt of the machine's own (the scheduler tick, a device,
+ * another CPU's call): its median length into out[0], the rest 0. */
+static void all_gaps(double out[4])
+{
+    static double len[MAX_GAPS];
+    for (uint32_t i = 0; i < ngaps; i++)
+        len[i] = (double)(gap_at[i][1] - gap_at[i][0]) / tsc_per_us;
+    out[0] = median(len, (int)ngaps);
+    out[1] = out[2] = out[3] = 0;
+}
+
 /* Under the shim: every gap of ROUNDS runs of the work, as "tid start_ns end_ns" lines
  * (CLOCK_MONOTONIC, the clock of the shim's sample times) into `path`, for the caller to match
  * with the shim's samples (bench/pool.py). */
@@ -362,7 +404,11 @@ static int measure(void)
             int m = (k + r) % M_COUNT; /* rotate the order each round */
             void *rb = NULL;
             int fd = -1;
-            if (m != M_NONE) {
+            if (m == M_TICK && open_tick() != 0) {
+                refused[m] = 1;
+                continue;
+            }
+            if (m != M_NONE && m != M_TICK) {
                 fd = open_clock(m, rate, &rb);
                 if (fd < 0) {
                     refused[m] = 1;
@@ -376,15 +422,27 @@ static int measure(void)
             double t0 = thread_cpu();
             if (fd >= 0)
                 ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-            sink ^= f0(sink + (uint64_t)r, iters);
+            if (m == M_TICK)
+                arm_tick(rate);
+            /* the tick delivers at most one signal a tick: 4x the work gives it as many */
+            uint64_t times = m == M_TICK ? TICK_TIMES : 1;
+            for (uint64_t q = 0; q < times; q++)
+                sink ^= f0(sink + (uint64_t)r, iters);
             if (fd >= 0)
                 ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+            if (m == M_TICK) {
+                arm_tick(0);
+                timer_delete(tick_timer);
+            }
             double t1 = thread_cpu();
             uint64_t tsc1 = __builtin_ia32_rdtsc(), ns1 = mono_ns();
             if (m == M_CHAIN)
                 signals = chain_records(rb, tsc0, ns0, tsc1, ns1);
             double parts[4];
-            split_gaps(parts);
+            if (m == M_NONE)
+                all_gaps(parts);
+            else
+                split_gaps(parts);
             for (int q = 0; q < 4; q++)
                 gap[m][q][r] = parts[q];
             if (rb)
@@ -392,14 +450,18 @@ static int measure(void)
             if (fd >= 0)
                 close(fd);
             cost[m][r] = t1 - t0;
-            nsig[m][r] = signals;
+            nsig[m][r] = m == M_NONE ? ngaps : signals;
             if (m == M_NONE)
                 base = t1 - t0;
         }
         /* the baseline of this round, whatever the order */
         for (int m = 1; m < M_COUNT; m++)
-            cost[m][r] = nsig[m][r] ? (cost[m][r] - (base ? base : cost[M_NONE][r])) / (double)nsig[m][r] * 1e6 : 0;
+            cost[m][r] = nsig[m][r] ? (cost[m][r] - (m == M_TICK ? TICK_TIMES : 1) * (base ? base : cost[M_NONE][r])) /
+                                          (double)nsig[m][r] * 1e6 : 0;
     }
+    /* none: the interrupts a round without a clock and their median length, in the modes' format */
+    printf("mode none us_per_signal 0 min 0 max 0 signals %llu gap_us %.2f pre 0 handler 0 post 0\n",
+           (unsigned long long)nsig[M_NONE][0], median(gap[M_NONE][0], rounds));
     for (int m = 1; m < M_COUNT; m++) {
         if (refused[m]) {
             printf("mode %s refused\n", names[m]);
