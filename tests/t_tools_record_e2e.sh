@@ -20,6 +20,14 @@ check "perfscope record: exit $rc (stderr: $(tail -c 600 rec.err))" [ "$rc" -eq 
 check "stdout is the engine's two lines: $(cat rec.out)" cmp -s direct.out rec.out
 check "the summary line names 2 phases: $(grep '^perfscope record:' rec.err)" \
   grep -q '^perfscope record: [0-9]* samples, [0-9]* processes, 2 phases -> out$' rec.err
+check "the last line says where the report's files are: $(tail -n 1 rec.err)" \
+  [ "$(tail -n 1 rec.err)" = "perfscope record: wrote out/report.html, out/report.md, out/run.json" ]
+for f in report.html report.md run.json; do
+  check "out/$f is there" [ -s "out/$f" ]
+done
+"$TOOL" report out >rep.out 2>rep.err
+check "perfscope report: its one stderr line names the files it wrote: $(cat rep.err)" \
+  [ "$(cat rep.err)" = "perfscope: wrote out/report.html, out/report.md, out/run.json" ]
 for g in warmup generate; do
   check "the short report's phases table has $g: $(grep -A8 '## Phases' rec.err)" grep -q "^| $g | 1 |" rec.err
 done

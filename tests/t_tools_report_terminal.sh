@@ -4,9 +4,9 @@
 # function has a 300-byte name (tests/targets/t_longname) has no line wider than 100 columns
 # (display width: the ellipsis is one), every table's columns start at the same offsets as its
 # dashed rule, the long name is cut with an ellipsis there and kept whole in profile.json,
-# run.json and report.md; COLUMNS narrows it; --markdown gives report.md's text; not a terminal,
-# stdout is report.md's text; perfscope record's short report on a terminal's stderr is laid out
-# too.
+# run.json and report.md; COLUMNS narrows it; --markdown gives report.md's text, then stderr's
+# one line naming the files written; not a terminal, stdout is report.md's text; perfscope
+# record's short report on a terminal's stderr is laid out too.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -84,7 +84,11 @@ for r in ("demo", "long"):
     for t in tabs:
         aligned(t, r)
     check(any("CPU s" in l for t in tabs for l in t[0]), "%s: the units are in the headers" % r)
-    check(open(r + ".md", encoding="utf-8").read().rstrip("\n") == md.rstrip("\n"),
+    # stdout and stderr share the terminal: report.md's text, then the line naming the files
+    wrote = "perfscope-report: wrote %s/report.html, %s/report.md, %s/run.json" % (r, r, r)
+    shown = open(r + ".md", encoding="utf-8").read().rstrip("\n").split("\n")
+    check(shown[-1:] == [wrote], "%s: the last line on the terminal names the files written: %r" % (r, shown[-1:]))
+    check("\n".join(shown[:-1]).rstrip("\n") == md.rstrip("\n"),
           "%s: --markdown on a terminal prints report.md's text" % r)
     check(open(r + ".pipe", encoding="utf-8").read() == md, "%s: not on a terminal, stdout is report.md" % r)
     n72 = lines(r + ".72")

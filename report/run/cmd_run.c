@@ -77,6 +77,20 @@ int run_summarize(const char *dir, char *err, size_t errlen)
     return rc;
 }
 
+/* The last line on stderr once the report's files are written: where report.html is, which
+ * nothing else on the screen says. `who` names the command ("perfscope record"). */
+static void say_written(FILE *f, const char *who, const char *dir)
+{
+    static const char *const names[] = { RUN_REPORT_HTML, RUN_REPORT_MD, RUN_JSON };
+    fprintf(f, "%s: wrote ", who);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        fputs(i ? ", " : "", f);
+        put_clean(f, dir);
+        fprintf(f, "/%s", names[i]);
+    }
+    fputc('\n', f);
+}
+
 /* What goes on a stream: on a terminal (term_width > 0) the terminal layout of the markdown,
  * else the markdown itself (docs/report.md, "On a terminal"). NULL when out of memory. */
 static char *for_stream(const char *md, int fd, int markdown)
@@ -112,6 +126,8 @@ int run_record_summary(const char *dir, int report, FILE *f, char *err, size_t e
         if (brief) {
             fputc('\n', f);
             fputs(brief, f);
+            fputc('\n', f);
+            say_written(f, "perfscope record", dir);
         }
         fflush(f);
     }
@@ -142,6 +158,8 @@ int cmd_run(const char *dir, int markdown)
         free(shown);
         fflush(stdout);
         rc = write_outputs(&m, md, err, sizeof err);
+        if (rc == 0)
+            say_written(stderr, report_prog, dir);
     }
     free(md);
     run_model_free(&m);
