@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "fds.h"
+#include "kchain.h"
 #include "log.h"
 #include "sampler.h"
 #include "shim.h"
@@ -308,6 +309,19 @@ static int perf_open(pid_t tid, uint64_t first)
     a.disabled = 1;
     a.exclude_kernel = ps_perf_counts_kernel ? 0 : 1;
     a.exclude_hv = 1;
+    if (ps_perf_delivery == PS_PERF_CALLCHAIN) {
+        /* The kernel walks the user stack at each overflow (frame pointers) and writes it with
+         * the time into the thread's buffer; no wakeup until it is full, when it has failed
+         * already (kchain_pass_ms keeps it under half), so no interrupt of our own either. */
+        a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+        a.exclude_callchain_kernel = 1;
+        a.sample_max_stack = (uint16_t)(ps_cfg.max_frames < 127 ? ps_cfg.max_frames : 127);
+        a.use_clockid = 1;
+        a.clockid = CLOCK_MONOTONIC; /* ps_now_ns's clock: the samples' and markers' times */
+        a.wakeup_events = 0;
+        a.watermark = 1;
+        a.wakeup_watermark = (uint32_t)(KCHAIN_DATA_PAGES * page_size);
+    }
     if (ps_perf_delivery == PS_PERF_SIGTRAP) {
         /* Synchronous SIGTRAP to the overflowing thread (Linux 5.13+); the kernel insists
          * that such an event is removed on exec. */
@@ -333,7 +347,13 @@ static int arm_perf(struct ps_thread *t)
         errno = EMFILE;
         return -1;
     }
-    uint64_t first = first_period_ns(t->tid);
+    if (t->kchain) {
+        errno = EBUSY; /* the buffer of an earlier event of this slot is not drained yet */
+        return -1;
+    }
+    /* Kernel call chains: no handler to set the whole period after a short first one, so the
+     * first sample comes after a whole period (as perf record's do; docs/shim.md). */
+    uint64_t first = ps_perf_delivery == PS_PERF_CALLCHAIN ? period_ns() : first_period_ns(t->tid);
     int fd = perf_open(t->tid, first);
     if (fd < 0)
         return -1;
@@ -372,12 +392,38 @@ static int arm_perf(struct ps_thread *t)
         atomic_fetch_add(&perf_fds_open, 1);
         return 0;
     }
+    if (ps_perf_delivery == PS_PERF_CALLCHAIN) {
+        /* Read-write: the writer moves the tail, so the kernel never overwrites a record not
+         * yet read (a full buffer loses the new ones, counted in a LOST record). Locked memory:
+         * beyond perf_event_mlock_kb a user without CAP_IPC_LOCK is refused, and this thread
+         * falls back to the tick timer (logged once). */
+        size_t len = kchain_map_len(page_size);
+        rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (rb == MAP_FAILED) {
+            ps_log_once("kchain-map", "no call-chain buffer for thread %d (%s: %zu KiB a thread, locked memory beyond "
+                        "kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK)", (int)t->tid, strerror(errno), len / 1024);
+            goto fail;
+        }
+        t->perf_rb = rb;
+        t->perf_rb_len = len;
+        t->kchain = 1;
+        t->perf_first = 0;
+        if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+            munmap(rb, len);
+            t->perf_rb = NULL;
+            t->kchain = 0;
+            goto fail;
+        }
+        atomic_fetch_add(&perf_fds_open, 1);
+        return 0;
+    }
     if (ps_perf_delivery == PS_PERF_RING) {
         /* Read-only mapping: the kernel overwrites old records, so the buffer never fills
          * and every overflow wakes us without stopping the clock for a re-arm. */
         rb = mmap(NULL, 2 * page_size, PROT_READ, MAP_SHARED, fd, 0);
         if (rb == MAP_FAILED)
             goto fail;
+        t->perf_rb_len = 2 * (size_t)page_size;
     }
     struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
     /* Refresh mode: the event stops after each overflow until the handler re-arms it. */
@@ -386,7 +432,7 @@ static int arm_perf(struct ps_thread *t)
     if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) < 0 || fcntl(fd, F_SETSIG, SIGPROF) < 0 ||
         fcntl(fd, F_SETOWN_EX, &owner) < 0 || ioctl(fd, start, 1) < 0) {
         if (rb)
-            munmap(rb, 2 * page_size);
+            munmap(rb, t->perf_rb_len);
         goto fail;
     }
     atomic_fetch_add(&perf_fds_open, 1);
@@ -444,18 +490,25 @@ int clock_arm(struct ps_thread *t, int self)
     return -1;
 }
 
-/* Our copy of t's perf event: unmapped, unmarked and closed. */
-static void close_perf(struct ps_thread *t)
+/* Our copy of t's perf event: unmapped, unmarked and closed. A call-chain buffer stays mapped
+ * for the writer to drain and unmap (kchain_retire_if_done); in a fork child (`child`) the
+ * buffers are not there at all (the kernel maps them VM_DONTCOPY), so nothing is unmapped. */
+static void close_perf(struct ps_thread *t, int child)
 {
     if (t->perf_fd < 0)
         return;
     atomic_fetch_sub(&perf_fds_open, 1);
     fds_mark(t->perf_fd, 0);
-    if (t->perf_rb)
-        munmap(t->perf_rb, 2 * page_size);
-    ps_real_close(t->perf_fd);
-    t->perf_fd = -1;
-    t->perf_rb = NULL;
+    if (t->perf_rb && !t->kchain && !child)
+        munmap(t->perf_rb, t->perf_rb_len);
+    if (!t->kchain || child) {
+        t->perf_rb = NULL;
+        t->kchain = 0;
+    }
+    int fd = t->perf_fd;
+    /* The writer reads perf_fd -1 as "closed": the buffer may go once it is empty. */
+    __atomic_store_n(&t->perf_fd, -1, __ATOMIC_RELEASE);
+    ps_real_close(fd);
     t->perf_first = 0;
 }
 
@@ -467,14 +520,18 @@ void clock_disarm(struct ps_thread *t)
     }
     if (t->perf_fd >= 0)
         ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-    close_perf(t);
+    close_perf(t, 0);
 }
 
 void clock_forget_inherited(struct ps_thread *t)
 {
     /* In a fork child: the parent's events are the parent's (no disable: that would stop
-     * them for the parent too); drop our copies only. Timers are not inherited. */
-    close_perf(t);
+     * them for the parent too); drop our copies only. Timers are not inherited, and neither
+     * are perf buffers (the kernel maps them VM_DONTCOPY): a call-chain buffer its parent's
+     * writer had still to drain is simply not there. */
+    close_perf(t, 1);
+    t->perf_rb = NULL;
+    t->kchain = 0;
     t->has_timer = 0;
 }
 
@@ -513,7 +570,15 @@ static void read_delivery(void)
 
 const char *clock_delivery_name(void)
 {
-    return ps_perf_delivery == PS_PERF_SIGTRAP ? "sigtrap" : ps_perf_delivery == PS_PERF_REFRESH ? "refresh" : "ring";
+    return ps_perf_delivery == PS_PERF_SIGTRAP     ? "sigtrap"
+           : ps_perf_delivery == PS_PERF_REFRESH   ? "refresh"
+           : ps_perf_delivery == PS_PERF_CALLCHAIN ? "callchain"
+                                                   : "ring";
+}
+
+int clock_kernel_chains(void)
+{
+    return ps_cfg.hz > 0 && ps_clock_in_use == PS_CLOCK_PERF && ps_perf_delivery == PS_PERF_CALLCHAIN;
 }
 
 void clock_setup(void)
@@ -523,22 +588,35 @@ void clock_setup(void)
     detect_kernel_hz();
     if (ps_cfg.hz <= 0)
         return;
-    int want_perf = ps_cfg.clock == PS_CLOCK_PERF || (ps_cfg.clock == PS_CLOCK_AUTO && ps_cfg.hz > ps_kernel_hz);
+    /* Only a perf event can take the kernel's call chains, at any rate. */
+    int chains = ps_cfg.unwind == PS_UNWIND_KERNEL;
+    int want_perf = ps_cfg.clock == PS_CLOCK_PERF ||
+                    (ps_cfg.clock == PS_CLOCK_AUTO && (ps_cfg.hz > ps_kernel_hz || chains));
     if (!want_perf) {
         ps_clock_in_use = PS_CLOCK_TIMER;
         snprintf(ps_clock_reason, sizeof ps_clock_reason, "%s",
                  ps_cfg.clock == PS_CLOCK_TIMER ? "asked for" : "rate within the kernel tick rate");
+        if (chains)
+            ps_log("PERFSCOPE_UNWIND=kernel needs the perf clock, and PERFSCOPE_CLOCK=timer was asked for: "
+                   "stacks by frame pointers in the handler instead");
         return;
     }
+    if (chains)
+        ps_perf_delivery = PS_PERF_CALLCHAIN;
     int fd = perf_open(0, period_ns()); /* a probe: opened disabled, closed at once */
     if (fd < 0) {
         ps_clock_in_use = PS_CLOCK_TIMER;
         snprintf(ps_clock_reason, sizeof ps_clock_reason, "perf_event_open refused: %s", strerror(errno));
-        ps_log("perf events refused (%s): sampling on the tick timer, weighted by overruns", strerror(errno));
+        ps_log("perf events refused (%s): sampling on the tick timer, weighted by overruns%s", strerror(errno),
+               chains ? "; stacks by frame pointers in the handler, not the kernel's call chains" : "");
+        if (chains)
+            ps_perf_delivery = PS_PERF_RING;
         return;
     }
     ps_real_close(fd);
     ps_clock_in_use = PS_CLOCK_PERF;
     snprintf(ps_clock_reason, sizeof ps_clock_reason, "%s",
-             ps_cfg.clock == PS_CLOCK_PERF ? "asked for" : "rate above the kernel tick rate");
+             ps_cfg.clock == PS_CLOCK_PERF ? "asked for"
+             : ps_cfg.hz > ps_kernel_hz   ? "rate above the kernel tick rate"
+                                          : "the kernel's call chains (PERFSCOPE_UNWIND=kernel) need it");
 }

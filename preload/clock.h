@@ -7,11 +7,15 @@
 #include "ring.h"
 #include "shim.h"
 
-enum ps_perf_delivery { PS_PERF_RING, PS_PERF_REFRESH, PS_PERF_SIGTRAP };
+/* CALLCHAIN: no signal at all, the kernel's call chains into a ring per thread
+ * (PERFSCOPE_UNWIND=kernel, kchain.h). */
+enum ps_perf_delivery { PS_PERF_RING, PS_PERF_REFRESH, PS_PERF_SIGTRAP, PS_PERF_CALLCHAIN };
 
 extern enum ps_clock ps_clock_in_use;
 extern enum ps_perf_delivery ps_perf_delivery;
 const char *clock_delivery_name(void);
+/* The kernel takes the stacks (PERFSCOPE_UNWIND=kernel on the perf clock): no signal of ours. */
+int clock_kernel_chains(void);
 extern int ps_kernel_hz;
 extern int ps_perf_counts_kernel;
 extern char ps_kernel_hz_source[64];

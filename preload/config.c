@@ -89,9 +89,13 @@ void config_read(void)
     else if (clock && *clock && strcmp(clock, "auto") != 0)
         ps_log("PERFSCOPE_CLOCK=%s is not perf, timer or auto; using auto", clock);
     const char *unwind = getenv("PERFSCOPE_UNWIND");
-    ps_cfg.unwind = unwind && strcmp(unwind, "fp") == 0 ? PS_UNWIND_FP : PS_UNWIND_LIBUNWIND;
-    if (unwind && *unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "libunwind") != 0)
-        ps_log("PERFSCOPE_UNWIND=%s is not libunwind or fp; using libunwind", unwind);
+    ps_cfg.unwind = PS_UNWIND_LIBUNWIND;
+    if (unwind && strcmp(unwind, "fp") == 0)
+        ps_cfg.unwind = PS_UNWIND_FP;
+    else if (unwind && strcmp(unwind, "kernel") == 0)
+        ps_cfg.unwind = PS_UNWIND_KERNEL;
+    else if (unwind && *unwind && strcmp(unwind, "libunwind") != 0)
+        ps_log("PERFSCOPE_UNWIND=%s is not libunwind, fp or kernel; using libunwind", unwind);
     const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
     ps_cfg.unwind_fast = !(fast && strcmp(fast, "0") == 0);
     ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);

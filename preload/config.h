@@ -9,7 +9,9 @@
 #include <stddef.h>
 
 enum ps_clock { PS_CLOCK_AUTO, PS_CLOCK_PERF, PS_CLOCK_TIMER };
-enum ps_unwind { PS_UNWIND_LIBUNWIND, PS_UNWIND_FP };
+/* kernel: no signal; the kernel writes each perf overflow's user call chain (frame pointers)
+ * into a ring buffer per thread, which the writer drains (kchain.h). */
+enum ps_unwind { PS_UNWIND_LIBUNWIND, PS_UNWIND_FP, PS_UNWIND_KERNEL };
 
 struct ps_config {
     char out_dir[PATH_MAX];      /* PERFSCOPE_OUT, or the folder of LLMPERFSCOPE_CPUPROF_OUT */

@@ -63,7 +63,13 @@ struct ps_thread {
     _Atomic pid_t tid;
     struct ps_ring *ring;
     int perf_fd;            /* -1 when the tick timer (or nothing) samples this thread */
-    void *perf_rb;          /* its overwrite ring buffer mapping */
+    void *perf_rb;          /* its ring buffer mapping: overwritten (signal delivery) or, with
+                             * kchain, the kernel's call chains */
+    size_t perf_rb_len;
+    /* perf_rb holds the kernel's call-chain records (PERFSCOPE_UNWIND=kernel): the writer
+     * drains it under its io lock and, once the event is closed (perf_fd -1) and the buffer
+     * empty, unmaps it and clears this (kchain.h). */
+    int kchain;
     /* Its perf event still runs its first, random period (clock.c): the handler sets the
      * whole period at the first overflow (clock_first_overflow). */
     int perf_first;

@@ -386,7 +386,9 @@ static int find_valgrind(struct dl_phdr_info *info, size_t size, void *data)
  * (always defined), libunwind is never called, and the log and meta.json say so. */
 static void choose_unwinder(void)
 {
-    unwinder = ps_cfg.unwind;
+    /* Kernel call chains: the handler samples only a thread whose perf event or buffer was
+     * refused (the tick timer instead, logged), by frame pointers as the kernel would. */
+    unwinder = ps_cfg.unwind == PS_UNWIND_KERNEL ? PS_UNWIND_FP : ps_cfg.unwind;
     int valgrind = 0;
     ps_real_dl_iterate_phdr(find_valgrind, &valgrind);
     if (valgrind) {
@@ -398,6 +400,8 @@ static void choose_unwinder(void)
 
 const char *sampler_unwind_name(void)
 {
+    if (clock_kernel_chains())
+        return "kernel";
     return pc_only ? "pc" : unwinder == PS_UNWIND_FP || atomic_load(&libunwind_failed) ? "fp" : "libunwind";
 }
 

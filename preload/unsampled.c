@@ -168,6 +168,13 @@ static void add_to_span(struct ps_thread *t, uint64_t from, uint64_t to, uint64_
 static void check(struct ps_thread *t, uint64_t now, uint64_t cpu, int blocked)
 {
     struct ps_unsampled *u = &t->us;
+    if (t->kchain) {
+        /* The kernel takes this thread's samples whatever its mask: nothing to lose. */
+        u->cpu_ns = cpu;
+        u->arrived = atomic_load(&t->arrived);
+        u->check_ns = now;
+        return;
+    }
     if (cpu < u->cpu_ns + UNSAMPLED_MIN_NS)
         return; /* too little to tell: the next check sees it with more */
     uint64_t arrived = atomic_load(&t->arrived);

@@ -31,12 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "dlbusy.h"
 #include "fdcache.h"
 #include "fdheld.h"
 #include "fds.h"
 #include "interpose.h"
+#include "kchain.h"
 #include "leader.h"
 #include "lifetime.h"
 #include "log.h"
@@ -497,6 +499,9 @@ static int drain_needed_locked(void)
         struct ps_ring *r = t->ring;
         if ((st == PS_T_EXITED && unsampled_thread_retired(t)) || (r && ring_peek(r) != NULL))
             return 1;
+        /* the kernel's records to move, or a closed event's buffer to unmap */
+        if (t->kchain && (kchain_pending(t) || __atomic_load_n(&t->perf_fd, __ATOMIC_ACQUIRE) < 0))
+            return 1;
         if (r)
             dropped += atomic_load(&r->dropped);
     }
@@ -543,7 +548,7 @@ void writer_ring_handback(struct ps_thread *t)
     sigset_t old;
     sigmask_block_all(&old);
     if (writer_lock_for(0)) { /* else a drain under way: the pass hands it back */
-        if (t->ring && ring_peek(t->ring) == NULL)
+        if (t->ring && ring_peek(t->ring) == NULL && !t->kchain) /* (the kernel's records need it) */
             ring_retire(t);
         writer_unlock();
     }
@@ -576,31 +581,39 @@ static void drain_locked(int allow_io)
         struct ps_slot_rec *r;
         if (t->ring)
             refresh_comm(t, now, allow_io);
-        while (t->ring && (r = ring_peek(t->ring)) != NULL) {
-            uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
-            for (uint32_t w = 0; w < r->weight; w++) {
-                if (used + rs > sizeof batch) {
-                    if (!failed && bin_write_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
-                        failed = 1;
-                    used = 0;
+        /* The kernel's records (kchain.h) come into the ring a ringful at a time. */
+        int more;
+        do {
+            more = kchain_pump(t);
+            while (t->ring && (r = ring_peek(t->ring)) != NULL) {
+                uint32_t nf = r->nframes > (uint32_t)ps_cfg.max_frames ? (uint32_t)ps_cfg.max_frames : r->nframes;
+                for (uint32_t w = 0; w < r->weight; w++) {
+                    if (used + rs > sizeof batch) {
+                        off_t at = base + (off_t)(pending - used / rs) * (off_t)rs;
+                        if (!failed && bin_write_at(fd, batch, used, at) < 0)
+                            failed = 1;
+                        used = 0;
+                    }
+                    unsigned char *out = batch + used;
+                    size_t fb = 8 * (size_t)nf;
+                    memcpy(out + SAMPLEFILE_REC_TIME, &r->time_ns, 8);
+                    memcpy(out + SAMPLEFILE_REC_TID, &r->tid, 4);
+                    memcpy(out + SAMPLEFILE_REC_NFRAMES, &nf, 4);
+                    memcpy(out + SAMPLEFILE_REC_COMM, t->comm, SAMPLEFILE_COMM_BYTES);
+                    memcpy(out + SAMPLEFILE_REC_FRAMES, r->frames, fb);
+                    memset(out + SAMPLEFILE_REC_FRAMES + fb, 0, rs - SAMPLEFILE_REC_FRAMES - fb);
+                    used += rs;
+                    pending++;
                 }
-                unsigned char *out = batch + used;
-                size_t fb = 8 * (size_t)nf;
-                memcpy(out + SAMPLEFILE_REC_TIME, &r->time_ns, 8);
-                memcpy(out + SAMPLEFILE_REC_TID, &r->tid, 4);
-                memcpy(out + SAMPLEFILE_REC_NFRAMES, &nf, 4);
-                memcpy(out + SAMPLEFILE_REC_COMM, t->comm, SAMPLEFILE_COMM_BYTES);
-                memcpy(out + SAMPLEFILE_REC_FRAMES, r->frames, fb);
-                memset(out + SAMPLEFILE_REC_FRAMES + fb, 0, rs - SAMPLEFILE_REC_FRAMES - fb);
-                used += rs;
-                pending++;
+                ring_release(t->ring);
             }
-            ring_release(t->ring);
-        }
+        } while (more);
+        kchain_retire_if_done(t);
         if (t->ring)
             dropped += atomic_load(&t->ring->dropped);
-        /* An exit after this pass's unsampled check: kept until the next check has seen it. */
-        if (st == PS_T_EXITED && unsampled_thread_retired(t))
+        /* An exit after this pass's unsampled check: kept until the next check has seen it
+         * (and until the kernel's last records are in). */
+        if (st == PS_T_EXITED && unsampled_thread_retired(t) && !t->kchain)
             slot_release(t, allow_io);
     }
     if (used && !failed && bin_write_at(fd, batch, used, base + (off_t)(pending - used / rs) * (off_t)rs) < 0)
@@ -656,6 +669,14 @@ static long pass_ms(uint64_t now, int idle)
     long busy = half_ms < BUSY_MS ? BUSY_MS : half_ms < FLUSH_MS ? half_ms : FLUSH_MS;
     if (busy > slow)
         busy = slow; /* a follower still looks for a leader to take over from every 250 ms */
+    if (clock_kernel_chains()) {
+        /* Nothing tells the writer that the kernel wrote: it passes before any thread's buffer
+         * can be half full, idle or not (docs/shim.md, "Kernel call chains"). */
+        long chain = kchain_pass_ms();
+        if (busy > chain)
+            busy = chain;
+        idle = 0;
+    }
     if (ms > busy)
         ms = idle ? slow : busy;
     return lifetime_period_ms(ms);
@@ -821,7 +842,7 @@ static void pass_locked(void)
     }
     /* Idle: this pass wrote nothing new (the maps check, the reaping of threads and the
      * unsampled check then ride on the long sleep's passes). */
-    pass_idle = records_written == records_seen;
+    pass_idle = records_written == records_seen && !clock_kernel_chains();
     records_seen = records_written;
     if (io)
         fds_io_leave();

@@ -107,8 +107,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
     if (o->clock && strcmp(o->clock, "perf") != 0 && strcmp(o->clock, "timer") != 0 &&
         strcmp(o->clock, "auto") != 0)
         return usage("--clock %.80s: not perf, timer or auto", o->clock);
-    if (o->unwind && strcmp(o->unwind, "libunwind") != 0 && strcmp(o->unwind, "fp") != 0)
-        return usage("--unwind %.80s: not libunwind or fp", o->unwind);
+    if (o->unwind && strcmp(o->unwind, "libunwind") != 0 && strcmp(o->unwind, "fp") != 0 &&
+        strcmp(o->unwind, "kernel") != 0)
+        return usage("--unwind %.80s: not libunwind, fp or kernel", o->unwind);
     return 0;
 }
 
