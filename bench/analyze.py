@@ -38,6 +38,10 @@ def configs(have_gperf):
               "name": "perfscope 199 Hz timer libunwind ring, counters off"})
     for d in ("refresh", "sigtrap"):
         c.append({"kind": "ps", "hz": 997, "clock": "perf", "unwind": "libunwind", "delivery": d})
+    # the kernel's call chains: no signal, so no delivery to choose (the shim picks "callchain")
+    for hz in (199, 997):
+        c.append({"kind": "ps", "hz": hz, "clock": "perf", "unwind": "kernel",
+                  "name": "perfscope %d Hz perf kernel (call chains, no signal)" % hz})
     if have_gperf:
         for hz in (199, 997):
             c.append({"kind": "gperf", "hz": hz})

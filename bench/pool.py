@@ -35,10 +35,16 @@ import report  # noqa: E402
 from intervals import welch  # noqa: E402
 
 
+KERNEL_997 = "perfscope 997 Hz, kernel call chains (PERFSCOPE_UNWIND=kernel)"
+
+
 def pool_configs(have_gperf, have_perf):
     c = [{"name": "A/A (no profiler either side)", "kind": "none", "hz": 0}]
     for hz in (199, 997):
         c.append({"name": "perfscope %d Hz (defaults)" % hz, "kind": "ps", "hz": hz, "env": {}})
+        if hz == 997:
+            # the kernel's call chains, no signal: perf record -g's way, like for like with it
+            c.append({"name": KERNEL_997, "kind": "ps", "hz": hz, "env": {"PERFSCOPE_UNWIND": "kernel"}})
         if have_gperf:
             c.append({"name": "gperftools %d Hz" % hz, "kind": "gperf", "hz": hz})
         if have_perf:
@@ -194,23 +200,32 @@ def pool_section(args, cfgs, pairs, machine, perf_note):
             ps199[0], loss * 100, "met" if loss <= 0.01 else "MISSED", unresolved))
     ps997 = rows.get("perfscope 997 Hz (defaults)", (None, None))[1]
     pr997 = rows.get("perf record -g -F 997", (None, None))[1]
+
+    def against_perf(name):
+        """(medians, the difference's words, verdict) of configuration `name` against perf -g at 997
+        Hz: the difference of the pairs' mean log throughput ratios, with Welch's 95% interval (the
+        pairs of each are independent of the other's)."""
+        w = welch(logs[name], logs["perf record -g -F 997"], -1)
+        if not w:
+            return "", "not resolved (under 2 pairs a side)"
+        d, h = w
+        v = "met" if d - h >= 0 else "MISSED" if d + h < 0 else "not resolved"
+        return ("; perfscope's throughput over perf's %+.2f%% [%+.2f..%+.2f] (means of the log ratios, "
+                "Welch's 95%% interval; met: the whole interval at or above 0, MISSED: the whole interval "
+                "below it)" % ((math.exp(d) - 1) * 100, (math.exp(d - h) - 1) * 100, (math.exp(d + h) - 1) * 100)), v
+
     if ps997 and pr997:
-        # two profilers against each other: the difference of their pairs' mean log throughput
-        # ratios, with Welch's 95% interval (the pairs of each are independent of the other's)
-        w = welch(logs["perfscope 997 Hz (defaults)"], logs["perf record -g -F 997"], -1)
-        if w:
-            d, h = w
-            v = "met" if d - h >= 0 else "MISSED" if d + h < 0 else "not resolved"
-            diff = "; perfscope's throughput over perf's %+.2f%% [%+.2f..%+.2f] (means of the log ratios, " \
-                   "Welch's 95%% interval; met: the whole interval at or above 0, MISSED: the whole interval " \
-                   "below it)" % ((math.exp(d) - 1) * 100, (math.exp(d - h) - 1) * 100, (math.exp(d + h) - 1) * 100)
-        else:
-            v = "not resolved (under 2 pairs a side)"
-            diff = ""
+        diff, v = against_perf("perfscope 997 Hz (defaults)")
         L.append("- target: at 997 Hz no worse than `perf record -g` at 997 Hz: perfscope %.4f vs perf "
                  "%.4f (medians)%s -> %s" % (ps997[0], pr997[0], diff, v))
     elif ps997:
         L.append("- target at 997 Hz against `perf record -g`: not measured (%s)." % (perf_note or "no perf rows"))
+    psk = rows.get(KERNEL_997, (None, None))[1]
+    if psk and pr997:
+        diff, v = against_perf(KERNEL_997)
+        L.append("- the same target with the kernel's call chains (`--unwind kernel`: frame-pointer stacks, no "
+                 "signal, as `perf record -g` takes them; not the default, which also walks code without frame "
+                 "pointers): perfscope %.4f vs perf %.4f (medians)%s -> %s" % (psk[0], pr997[0], diff, v))
     prd = rows.get("perf record --call-graph dwarf -F 997", (None, None))[1]
     if ps997 and prd:
         L.append("- beside perf's DWARF unwinding at 997 Hz, the peer that also gives stacks without frame "

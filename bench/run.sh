@@ -11,7 +11,7 @@
 # exit 0 unless the bench itself could not run.
 # Knobs: BENCH_N (repetitions, default 5), BENCH_BUDGET_S (stop starting repetitions after
 # this many seconds, default 500), BENCH_ITERS (target iterations per thread); BENCH_POOL_N
-# (thread-pool pairs per configuration, default 10; BENCH_POOL_BUDGET_S, default 300, stops
+# (thread-pool pairs per configuration, default 10; BENCH_POOL_BUDGET_S, default 360, stops
 # starting repetitions after that many seconds), BENCH_FORK_N (fork+exec pairs, default 6),
 # BENCH_COST_ROUNDS (bench/sample_cost rounds, default 9); BENCH_RES_CPU_N and BENCH_RES_POOL_N
 # (bench/resolve.py: pairs at 199 Hz on the work target and on the pool, defaults 240 and 120,
@@ -52,7 +52,7 @@ rc=$?
 # sample taken apart, each a section of its own.
 python3 bench/pool.py --pool "$BUILD/bench/threadpool" --shim "$BUILD/libperfscope.so" \
   --libprofiler "$LIBPROFILER" --work "$BUILD/bench/runs" --results bench/RESULTS.md \
-  --n "${BENCH_POOL_N:-10}" --budget "${BENCH_POOL_BUDGET_S:-300}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
+  --n "${BENCH_POOL_N:-10}" --budget "${BENCH_POOL_BUDGET_S:-360}" --fork-n "${BENCH_FORK_N:-6}" --cost "$BUILD/bench/sample_cost" \
   --idle-thread "$BUILD/bench/idlethread.so" \
   --cost-rounds "${BENCH_COST_ROUNDS:-9}"
 [ $? -ne 0 ] && rc=1

@@ -5,7 +5,9 @@
 # - PERFSCOPE_UNWIND=libunwind and =fp, default 64 frames: >= 95% of the samples in burn_leaf
 #   read burn_leaf, deep_39, ..., deep_0, main (return addresses looked up at address - 1);
 # - PERFSCOPE_MAX_FRAMES=8: the header says 8, no record has more than 8 frames, and the samples
-#   in burn_leaf hold exactly its 8 innermost frames.
+#   in burn_leaf hold exactly its 8 innermost frames;
+# - the same two with PERFSCOPE_UNWIND=kernel (the kernel's call chains), where perf events are
+#   allowed.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -13,7 +15,7 @@ build_target t_deep
 hz=199
 if perf_events_allowed; then hz=997; fi
 
-python3 - "$hz" <<'EOF2'
+python3 - "$hz" "$(perf_events_allowed && echo 1)" <<'EOF2'
 import json, os, sys
 import samples
 from shimlib import *
@@ -23,7 +25,10 @@ exe = target("t_deep")
 syms = samples.symbols(exe)
 chain = ["burn_leaf"] + ["deep_%d" % i for i in range(39, -1, -1)] + ["main"]
 
-for unwind, maxf in (("libunwind", None), ("fp", None), ("libunwind", 8), ("fp", 8)):
+arms = [("libunwind", None), ("fp", None), ("libunwind", 8), ("fp", 8)]
+if sys.argv[2:] == ["1"]:
+    arms += [("kernel", None), ("kernel", 8)]
+for unwind, maxf in arms:
     what = "PERFSCOPE_UNWIND=%s PERFSCOPE_MAX_FRAMES=%s" % (unwind, maxf or "(default)")
     out = "out-%s-%s" % (unwind, maxf)
     res = run([exe, "report.json"], shim_env(out, HZ=hz, UNWIND=unwind, MAX_FRAMES=maxf), what=what)

@@ -4,7 +4,7 @@
 #ifndef PERFSCOPE_REPORT_RECORD_H
 #define PERFSCOPE_REPORT_RECORD_H
 
-#define RECORD_USAGE "record [-o OUT] [-F HZ] [--clock perf|timer|auto] [--unwind libunwind|fp] " \
+#define RECORD_USAGE "record [-o OUT] [-F HZ] [--clock perf|timer|auto] [--unwind libunwind|fp|kernel] " \
                      "[--no-report] -- CMD [ARG...]"
 #define MARK_USAGE "mark NAME begin|end [key=value...] [--file F]"
 
