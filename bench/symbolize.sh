@@ -108,8 +108,8 @@ if [ "$BIG" -gt 0 ]; then
 fi
 rows_fixed=("${rows[@]}")
 
-# Against the reference reader, paired and alternated (which of the two runs first alternates
-# pair by pair), on two 200k-sample files: 100 distinct stacks (a profile of a few hot loops)
+# Against the reference reader, paired and alternated (the order of the tool's run, the reader's
+# and the Python start's rotates pair by pair), on two 200k-sample files: 100 distinct stacks (a profile of a few hot loops)
 # and 10k: wall and CPU seconds of the whole tool (read, resolve, write the five outputs) and
 # of the Python reader (read only), and of the Python start the reader's time includes (the
 # interpreter and the reader's module imported, nothing read). Ratios of the medians, each
@@ -121,15 +121,16 @@ ref_pair() { # name paths leaves [off: the debug info cache off]
   [ "${4:-}" = off ] && dc=0 label=", debug info cache off"
   local ref='import sys; sys.path.insert(0, "tests"); import samples, glob
 samples.reference_read_samples(glob.glob(sys.argv[1] + "/cpuprof.*.bin")[0])'
+  local order=(tool reader start) k
   for i in $(seq "$PAIRS"); do
-    if [ $((i % 2)) = 1 ]; then
-      read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
-      read -r w c <<<"$(time_of python3 -c "$ref" "$d")"; tw+=("$w"); tc+=("$c")
-    else
-      read -r w c <<<"$(time_of python3 -c "$ref" "$d")"; tw+=("$w"); tc+=("$c")
-      read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c")
-    fi
-    read -r w c <<<"$(time_of python3 -c 'import sys; sys.path.insert(0, "tests"); import samples, glob')"; pw+=("$w")
+    for k in 0 1 2; do # the three runs' order rotates pair by pair
+      case ${order[$(( (k + i) % 3 ))]} in
+        tool) read -r w c <<<"$(PERFSCOPE_DEBUG_CACHE=$dc time_of "$tool" "$d")"; ow+=("$w"); oc+=("$c") ;;
+        reader) read -r w c <<<"$(time_of python3 -c "$ref" "$d")"; tw+=("$w"); tc+=("$c") ;;
+        start) read -r w c <<<"$(time_of python3 -c 'import sys; sys.path.insert(0, "tests"); import samples, glob')"
+          pw+=("$w") ;;
+      esac
+    done
   done
   local mow=$(median "${ow[@]}") moc=$(median "${oc[@]}") mtw=$(median "${tw[@]}") mtc=$(median "${tc[@]}")
   local mpw=$(median "${pw[@]}")
@@ -199,7 +200,8 @@ section=$work/section.md
   fi
   echo "- Against the reference harness's Python reader (tests/samples.py reference_read_samples,"
   echo "  which only reads and unpacks the records; target: the symbolizer 20x faster), on the same"
-  echo "  files, medians of $PAIRS alternated pairs, wall / CPU (each timed to the microsecond by"
+  echo "  files, medians of $PAIRS pairs (the tool, the reader and the Python start, in an order that"
+  echo "  rotates pair by pair), wall / CPU (each timed to the microsecond by"
   echo "  bench/timeit.py: wall around the child alone, CPU from wait4); the Python start is that of"
   echo "  the interpreter with the reader's module imported, which the reader's wall time includes:"
   echo

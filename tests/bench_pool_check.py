@@ -10,7 +10,8 @@ run_once, bench/pool.py's throughput ratio). argv[1]: the pool, built as bench/r
   the throughput ratio is unprofiled over profiled time per step.
 - The 997 Hz verdict against `perf record -g` (pool_section, on made-up pairs): MISSED when
   perfscope's ratios all lie clearly under perf's, met when above, not resolved when the two
-  overlap (a difference of their means within Welch's interval).
+  overlap (a difference of their means within Welch's interval); the same, on its own line, for
+  perfscope with the kernel's call chains (PERFSCOPE_UNWIND=kernel).
 """
 import os
 import subprocess
@@ -71,11 +72,13 @@ CFGS = pool.pool_configs(False, True)
 MACHINE = {"nproc": 2, "loadavg_start": "0", "loadavg_end": "0", "paranoid": "2"}
 
 
-def verdict_997(ps, perf):
+def verdict_997(ps, perf, kernel=None, which="no worse than `perf record -g`"):
     pairs = {c["name"]: fake_pairs([1.0 + 0.001 * (i % 3) for i in range(10)]) for c in CFGS}
     pairs["perfscope 997 Hz (defaults)"] = fake_pairs(ps)
     pairs["perf record -g -F 997"] = fake_pairs(perf)
-    line = [x for x in pool.pool_section(A, CFGS, pairs, MACHINE, "") if "no worse than `perf record -g`" in x]
+    if kernel:
+        pairs[pool.KERNEL_997] = fake_pairs(kernel)
+    line = [x for x in pool.pool_section(A, CFGS, pairs, MACHINE, "") if which in x]
     return line[0].rsplit("-> ", 1)[1] if line else "no line"
 
 
@@ -88,5 +91,14 @@ check(verdict_997([0.95 + d for d in spread], [0.92 + d for d in spread]) == "me
 check(verdict_997([0.935 + 3 * d for d in spread], [0.94 + 3 * d for d in spread]) == "not resolved",
       "997 Hz: 0.935 against 0.94 with a spread of +-3%%: not resolved (%s)"
       % verdict_997([0.935 + 3 * d for d in spread], [0.94 + 3 * d for d in spread]))
+
+# the kernel's call chains against perf -g: a line of its own, judged the same way
+KLINE = "with the kernel's call chains"
+check(verdict_997([0.91 + d for d in spread], [0.94 + d for d in spread], [0.96 + d for d in spread], KLINE) == "met",
+      "997 Hz, kernel call chains 0.96 against perf 0.94: met, beside the defaults' MISSED")
+check(verdict_997([0.91 + d for d in spread], [0.94 + d for d in spread], [0.90 + d for d in spread], KLINE) == "MISSED",
+      "997 Hz, kernel call chains 0.90 against perf 0.94: MISSED")
+check(any(c["name"] == pool.KERNEL_997 and c["env"] == {"PERFSCOPE_UNWIND": "kernel"} for c in CFGS),
+      "the pool's configurations hold perfscope 997 Hz with PERFSCOPE_UNWIND=kernel")
 
 finish()
