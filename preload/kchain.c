@@ -105,11 +105,19 @@ int kchain_pump(struct ps_thread *t)
 
 void kchain_retire_if_done(struct ps_thread *t)
 {
-    if (!t->kchain || t->perf_fd >= 0 || kchain_pending(t))
+    if (!t->kchain || __atomic_load_n(&t->perf_fd, __ATOMIC_ACQUIRE) >= 0 || kchain_pending(t))
         return;
     munmap(t->perf_rb, t->perf_rb_len);
     t->perf_rb = NULL;
     t->kchain = 0;
+}
+
+void kchain_retire_done(void)
+{
+    int n = atomic_load(&ps_threads_used);
+    for (int i = 0; i < n; i++)
+        if (ps_threads[i].kchain)
+            kchain_retire_if_done(&ps_threads[i]);
 }
 
 long kchain_pass_ms(void)

@@ -27,6 +27,8 @@ int kchain_pending(const struct ps_thread *t);
 /* Unmaps t's buffer once its event is closed (perf_fd -1) and nothing is left in it (the io
  * lock held); the slot may then be handed back. */
 void kchain_retire_if_done(struct ps_thread *t);
+/* The same for every thread of the registry (the io lock held). */
+void kchain_retire_done(void);
 /* How long the writer may sleep between passes so that no buffer fills past half at the asked
  * rate (ms). */
 long kchain_pass_ms(void);

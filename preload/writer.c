@@ -499,8 +499,7 @@ static int drain_needed_locked(void)
         struct ps_ring *r = t->ring;
         if ((st == PS_T_EXITED && unsampled_thread_retired(t)) || (r && ring_peek(r) != NULL))
             return 1;
-        /* the kernel's records to move, or a closed event's buffer to unmap */
-        if (t->kchain && (kchain_pending(t) || __atomic_load_n(&t->perf_fd, __ATOMIC_ACQUIRE) < 0))
+        if (kchain_pending(t)) /* the kernel's records to move */
             return 1;
         if (r)
             dropped += atomic_load(&r->dropped);
@@ -557,6 +556,7 @@ void writer_ring_handback(struct ps_thread *t)
 
 static void drain_locked(int allow_io)
 {
+    kchain_retire_done(); /* a closed event's empty buffer needs no file to go */
     if (!files_ok || !drain_needed_locked())
         return; /* nothing new: the file is not opened (the writer passes often early on) */
     if (files_create(!allow_io) != 0)

@@ -11,7 +11,8 @@
 # - r_shortthreads, 300 threads of 4 ms two at a time: the samples of threads that ended are in
 #   the file (50-105% of CPU s x 997: the first millisecond of each is never sampled);
 # - a shell that runs /bin/true 50 times, then counts to 200000: every process's exit line in
-#   procs.jsonl, and the shell's own loop sampled;
+#   procs.jsonl, the shell's own loop sampled, and no empty sample file (a process that takes no
+#   sample makes none, as under the defaults);
 # - no room for the buffers: as root without CAP_IPC_LOCK (dropped from the bounding set) and
 #   with RLIMIT_MEMLOCK 0, 24 workers alive at once outgrow kernel.perf_event_mlock_kb: one line
 #   in perfscope.log says so, the threads refused fall back to the tick timer, and every worker is
@@ -140,6 +141,10 @@ sh = [l for l in exits if l.get("pid") == res.pid]
 n = sh[0].get("sampling", {}).get("samples", 0) if sh else 0
 info("sh loop: the shell's exit line counts %d samples" % n)
 check(n >= 50, "sh loop: the shell's own loop took %d samples" % n)
+empty = [os.path.basename(p) for p in glob.glob(os.path.join(out, "cpuprof.*.bin"))
+         if not samples.read_samples(p).samples]
+check(not empty, "sh loop: a process that took no sample leaves no sample file: %d empty (%s)" % (
+    len(empty), " ".join(sorted(empty)[:4])))
 
 # ---- no room for the buffers: the tick timer for the threads refused -------------------------
 if nocap:
