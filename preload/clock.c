@@ -311,16 +311,18 @@ static int perf_open(pid_t tid, uint64_t first)
     a.exclude_hv = 1;
     if (ps_perf_delivery == PS_PERF_CALLCHAIN) {
         /* The kernel walks the user stack at each overflow (frame pointers) and writes it with
-         * the time into the thread's buffer; no wakeup until it is full, when it has failed
-         * already (kchain_pass_ms keeps it under half), so no interrupt of our own either. */
+         * the time into the thread's buffer, which the writer drains before it is half full
+         * (kchain_pass_ms). */
         a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
         a.exclude_callchain_kernel = 1;
-        a.sample_max_stack = (uint16_t)(ps_cfg.max_frames < 127 ? ps_cfg.max_frames : 127);
+        a.sample_max_stack = (uint16_t)kchain_max_stack;
         a.use_clockid = 1;
         a.clockid = CLOCK_MONOTONIC; /* ps_now_ns's clock: the samples' and markers' times */
+        /* A wakeup once a buffer's worth is written (irq_work, no signal: no owner is set),
+         * never one a record. */
         a.wakeup_events = 0;
         a.watermark = 1;
-        a.wakeup_watermark = (uint32_t)(KCHAIN_DATA_PAGES * page_size);
+        a.wakeup_watermark = (uint32_t)kchain_data_bytes();
     }
     if (ps_perf_delivery == PS_PERF_SIGTRAP) {
         /* Synchronous SIGTRAP to the overflowing thread (Linux 5.13+); the kernel insists
@@ -345,10 +347,6 @@ static int arm_perf(struct ps_thread *t)
 {
     if (atomic_load(&perf_fds_open) >= perf_fd_budget()) {
         errno = EMFILE;
-        return -1;
-    }
-    if (t->kchain) {
-        errno = EBUSY; /* the buffer of an earlier event of this slot is not drained yet */
         return -1;
     }
     /* Kernel call chains: no handler to set the whole period after a short first one, so the
@@ -397,23 +395,23 @@ static int arm_perf(struct ps_thread *t)
          * yet read (a full buffer loses the new ones, counted in a LOST record). Locked memory:
          * beyond perf_event_mlock_kb a user without CAP_IPC_LOCK is refused, and this thread
          * falls back to the tick timer (logged once). */
-        size_t len = kchain_map_len(page_size);
+        size_t len = kchain_map_len();
         rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (rb == MAP_FAILED) {
             ps_log_once("kchain-map", "no call-chain buffer for thread %d (%s: %zu KiB a thread, locked memory beyond "
                         "kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK)", (int)t->tid, strerror(errno), len / 1024);
             goto fail;
         }
-        t->perf_rb = rb;
-        t->perf_rb_len = len;
-        t->kchain = 1;
-        t->perf_first = 0;
         if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-            munmap(rb, len);
-            t->perf_rb = NULL;
-            t->kchain = 0;
+            munmap(rb, len); /* not published yet: no drain can be reading it */
             goto fail;
         }
+        /* Published once running: the writer's next drain takes its records from here on. */
+        t->perf_rb = rb;
+        t->perf_rb_len = len;
+        t->perf_first = 0;
+        t->chain_sampled = 1;
+        __atomic_store_n(&t->kchain, 1, __ATOMIC_RELEASE);
         atomic_fetch_add(&perf_fds_open, 1);
         return 0;
     }
@@ -478,6 +476,13 @@ int clock_arm(struct ps_thread *t, int self)
 {
     if (ps_cfg.hz <= 0)
         return 0;
+    if (t->kchain) {
+        /* An earlier call-chain buffer of this slot not drained (a failed exec whose last
+         * drain could not run): a clock now would give its ring a second producer. */
+        ps_log_once("kchain-busy", "thread %d: its earlier call-chain buffer is not drained yet; it is not sampled",
+                    (int)t->tid);
+        return -1;
+    }
     if (ps_clock_in_use == PS_CLOCK_PERF) {
         if (arm_perf(t) == 0)
             return 0;
@@ -532,6 +537,7 @@ void clock_forget_inherited(struct ps_thread *t)
     close_perf(t, 1);
     t->perf_rb = NULL;
     t->kchain = 0;
+    t->chain_sampled = 0;
     t->has_timer = 0;
 }
 
@@ -601,9 +607,18 @@ void clock_setup(void)
                    "stacks by frame pointers in the handler instead");
         return;
     }
-    if (chains)
+    if (chains) {
         ps_perf_delivery = PS_PERF_CALLCHAIN;
+        kchain_setup(page_size);
+    }
     int fd = perf_open(0, period_ns()); /* a probe: opened disabled, closed at once */
+    if (fd < 0 && errno == EOVERFLOW && chains) {
+        kchain_max_stack = 0; /* kernel.perf_event_max_stack is lower: the kernel's own limit */
+        fd = perf_open(0, period_ns());
+        if (fd >= 0)
+            ps_log("kernel.perf_event_max_stack is below %d frames: the kernel's call chains stop at its limit",
+                   ps_cfg.max_frames < 127 ? ps_cfg.max_frames : 127);
+    }
     if (fd < 0) {
         ps_clock_in_use = PS_CLOCK_TIMER;
         snprintf(ps_clock_reason, sizeof ps_clock_reason, "perf_event_open refused: %s", strerror(errno));

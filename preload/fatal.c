@@ -267,7 +267,7 @@ void fatal_finish(const char *status)
     sampler_close(); /* and none of another thread's */
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
-    writer_flush(1);
+    writer_flush_last(1);
     counterlog_flush_signal_safe(); /* the leader's counters lines not yet written */
     if (leader_owns_meta())
         meta_rewrite_status(status);

@@ -1,18 +1,52 @@
 /* kchain.c: the kernel's call-chain records into the sample rings (kchain.h). Every length in a
- * record is checked against the buffer before it is read: a torn or foreign record ends the
- * drain of that buffer (its records are counted lost), it is never walked past. */
+ * record is checked against the buffer before it is read: a torn record ends the drain of that
+ * buffer (one drop counted), it is never walked past. */
 #include "kchain.h"
 
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "config.h"
 
-size_t kchain_map_len(long page)
+static size_t page_bytes = 4096, data_pages = 16;
+unsigned kchain_max_stack = 127;
+static _Atomic int stopped;
+
+/* One record at most: header, time, nr, the frames and the context marker. */
+static size_t record_max(void)
 {
-    return (size_t)(KCHAIN_DATA_PAGES + 1) * (size_t)page;
+    return 8 + 8 + 8 + 8 * ((size_t)ps_cfg.max_frames + 1);
+}
+
+void kchain_setup(long page)
+{
+    page_bytes = (size_t)page;
+    kchain_max_stack = (unsigned)(ps_cfg.max_frames < 127 ? ps_cfg.max_frames : 127);
+    double want = (double)record_max() * (ps_cfg.hz > 0 ? ps_cfg.hz : 1) * 0.12;
+    data_pages = 16;
+    while (data_pages < 256 && (double)(data_pages * page_bytes) < want)
+        data_pages *= 2;
+}
+
+size_t kchain_data_bytes(void)
+{
+    return data_pages * page_bytes;
+}
+
+size_t kchain_map_len(void)
+{
+    return (data_pages + 1) * page_bytes;
+}
+
+void kchain_stop(void)
+{
+    atomic_store(&stopped, 1);
+}
+
+void kchain_resume(void)
+{
+    atomic_store(&stopped, 0);
 }
 
 /* Copies len bytes at offset off (counted from the start of the data, wrapping) out of the
@@ -28,14 +62,13 @@ static void copy_out(void *to, const unsigned char *data, uint64_t size, uint64_
 static const unsigned char *data_of(const struct ps_thread *t, uint64_t *size)
 {
     const struct perf_event_mmap_page *pg = t->perf_rb;
-    uint64_t page = t->perf_rb_len / (KCHAIN_DATA_PAGES + 1);
-    *size = pg->data_size ? pg->data_size : (uint64_t)KCHAIN_DATA_PAGES * page;
-    return (const unsigned char *)t->perf_rb + (pg->data_offset ? pg->data_offset : page);
+    *size = pg->data_size ? pg->data_size : t->perf_rb_len - page_bytes;
+    return (const unsigned char *)t->perf_rb + (pg->data_offset ? pg->data_offset : page_bytes);
 }
 
 int kchain_pending(const struct ps_thread *t)
 {
-    if (!t->kchain || !t->perf_rb)
+    if (!t->kchain || !t->perf_rb || atomic_load(&stopped))
         return 0;
     const struct perf_event_mmap_page *pg = t->perf_rb;
     return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != pg->data_tail;
@@ -46,7 +79,7 @@ int kchain_pending(const struct ps_thread *t)
 
 int kchain_pump(struct ps_thread *t)
 {
-    if (!t->kchain || !t->perf_rb || !t->ring)
+    if (!t->kchain || !t->perf_rb || !t->ring || atomic_load(&stopped))
         return 0;
     struct perf_event_mmap_page *pg = t->perf_rb;
     uint64_t size;
@@ -61,8 +94,10 @@ int kchain_pump(struct ps_thread *t)
             break;
         copy_out(&h, data, size, tail, sizeof h);
         if (h.size < sizeof h || h.size > head - tail || h.size > size) {
+            /* torn (only a target writing over our header page could): nothing after it can be
+             * trusted, and how many records that was is unknown; one drop is counted */
             atomic_fetch_add_explicit(&t->ring->dropped, 1, memory_order_relaxed);
-            tail = head; /* torn: nothing after it can be trusted */
+            tail = head;
             break;
         }
         if (h.type == PERF_RECORD_SAMPLE) {
@@ -105,7 +140,8 @@ int kchain_pump(struct ps_thread *t)
 
 void kchain_retire_if_done(struct ps_thread *t)
 {
-    if (!t->kchain || __atomic_load_n(&t->perf_fd, __ATOMIC_ACQUIRE) >= 0 || kchain_pending(t))
+    if (!t->kchain || __atomic_load_n(&t->perf_fd, __ATOMIC_ACQUIRE) >= 0 ||
+        (!atomic_load(&stopped) && kchain_pending(t)))
         return;
     munmap(t->perf_rb, t->perf_rb_len);
     t->perf_rb = NULL;
@@ -124,9 +160,6 @@ long kchain_pass_ms(void)
 {
     if (ps_cfg.hz <= 0)
         return 1000;
-    /* header, time, nr, the frames and the context marker */
-    long rec = 8 + 8 + 8 + 8 * ((long)ps_cfg.max_frames + 1);
-    long bytes = (long)KCHAIN_DATA_PAGES * sysconf(_SC_PAGESIZE);
-    long ms = bytes / rec * 1000L / ps_cfg.hz / 2;
-    return ms < 10 ? 10 : ms;
+    long ms = (long)(kchain_data_bytes() / record_max()) * 1000L / ps_cfg.hz / 2;
+    return ms < 10 ? 10 : ms; /* (the buffers hold 60 ms of the largest records at least) */
 }

@@ -12,12 +12,17 @@
 
 #include "ring.h"
 
-/* Data pages of one thread's buffer (a power of two; one more page is the header). At the
- * default 64 frames a record is at most 536 bytes: 64 KiB hold 120 ms at 997 Hz. */
-#define KCHAIN_DATA_PAGES 16
-
-/* The mapping's length for page size `page`. */
-size_t kchain_map_len(long page);
+/* Once at start, with the page size: sizes the buffers for the asked rate and frames. A
+ * thread's buffer has a power of two of data pages (and a header page), 16 (64 KiB: 120 ms at
+ * 997 Hz of records of the default 64 frames, 536 bytes) up to 256 (1 MiB), as many as 120 ms
+ * of the largest records at the asked rate take. */
+void kchain_setup(long page);
+/* The data bytes of one buffer (a power of two), and the mapping's length. */
+size_t kchain_data_bytes(void);
+size_t kchain_map_len(void);
+/* The deepest chain asked of the kernel (sample_max_stack): max_frames, at most 127, the
+ * kernel's default limit; 0 (the kernel's own limit) once a lower one refused that. */
+extern unsigned kchain_max_stack;
 /* Moves t's records into its sample ring until that is full or none is left, counting them as
  * the handler counts its samples (lost records as drops): 1 when records are left for later,
  * else 0. The io lock held. */
@@ -29,6 +34,11 @@ int kchain_pending(const struct ps_thread *t);
 void kchain_retire_if_done(struct ps_thread *t);
 /* The same for every thread of the registry (the io lock held). */
 void kchain_retire_done(void);
+/* The way out's last drain is done (called under the io lock at its end): from now on nothing
+ * is moved or counted, so the exit line and meta.json count what the file holds. Resumed when a
+ * failed exec lets the image go on. */
+void kchain_stop(void);
+void kchain_resume(void);
 /* How long the writer may sleep between passes so that no buffer fills past half at the asked
  * rate (ms). */
 long kchain_pass_ms(void);

@@ -130,6 +130,7 @@ struct ps_thread *thread_claim(pid_t tid)
             struct ps_thread *t = &ps_threads[i];
             t->ring = NULL;
             t->perf_fd = -1;
+            t->chain_sampled = 0;
             t->has_timer = 0;
             t->stack_lo = t->stack_hi = 0;
             t->foreign = 0;

@@ -70,6 +70,9 @@ struct ps_thread {
      * drains it under its io lock and, once the event is closed (perf_fd -1) and the buffer
      * empty, unmaps it and clears this (kchain.h). */
     int kchain;
+    /* Sampled by the kernel's call chains since it started (kept after its buffer goes): its
+     * mask cannot hide it from sampling (unsampled.c). */
+    int chain_sampled;
     /* Its perf event still runs its first, random period (clock.c): the handler sets the
      * whole period at the first overflow (clock_first_overflow). */
     int perf_first;

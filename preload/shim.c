@@ -27,6 +27,7 @@
 #include "fdcache.h"
 #include "fds.h"
 #include "interpose.h"
+#include "kchain.h"
 #include "leader.h"
 #include "lifetime.h"
 #include "log.h"
@@ -145,7 +146,7 @@ void shim_finish(const char *status)
     leader_stop();
     unsampled_finish(); /* before the last drain hands back the threads that exited */
     writer_maps_catch_up();
-    writer_flush(0);
+    writer_flush_last(0);
     uint64_t orphans = atomic_load(&ps_samples_orphan);
     if (orphans)
         ps_log("%llu samples arrived on threads without a buffer and were dropped", (unsigned long long)orphans);
@@ -174,6 +175,7 @@ void shim_resume_after_failed_exec(void)
         return;
     atomic_store(&finished, 0);
     sampler_reopen();
+    kchain_resume();
     struct ps_thread *t = thread_self();
     if (t)
         clock_arm(t, 1);
@@ -251,7 +253,8 @@ void shim_after_fork_child(void)
         return;
     ps_pid = getpid();
     atomic_store(&finished, 0);
-    sampler_reopen(); /* forked while another thread was on the way out */
+    sampler_reopen();
+    kchain_resume(); /* forked while another thread was on the way out */
     runid_after_fork();
     fatal_after_fork();
     lifetime_after_fork();

@@ -168,7 +168,7 @@ static void add_to_span(struct ps_thread *t, uint64_t from, uint64_t to, uint64_
 static void check(struct ps_thread *t, uint64_t now, uint64_t cpu, int blocked)
 {
     struct ps_unsampled *u = &t->us;
-    if (t->kchain) {
+    if (t->chain_sampled) {
         /* The kernel takes this thread's samples whatever its mask: nothing to lose. */
         u->cpu_ns = cpu;
         u->arrived = atomic_load(&t->arrived);

@@ -631,7 +631,7 @@ static void drain_locked(int allow_io)
     bin_close(fd);
 }
 
-void writer_flush(int from_signal)
+static void flush(int from_signal, int last)
 {
     /* On a target's thread (the way out) no handler of the target's may run mid-drain: a dup2
      * from one onto the kept descriptor would wait for this very drain (writer_forget_fd). */
@@ -641,10 +641,24 @@ void writer_flush(int from_signal)
         sigmask_block_all(&old);
     if (writer_lock_for(from_signal ? 300 : masked ? 5000 : -1)) { /* masked: SIGTERM waits on it */
         drain_locked(!from_signal);
+        if (last)
+            kchain_stop(); /* under the lock: no pass after this one moves or counts a record */
         writer_unlock();
+    } else if (last) {
+        kchain_stop();
     }
     if (masked)
         sigmask_restore(&old);
+}
+
+void writer_flush(int from_signal)
+{
+    flush(from_signal, 0);
+}
+
+void writer_flush_last(int from_signal)
+{
+    flush(from_signal, 1);
 }
 
 /* How long the writer sleeps between passes. A process may end without any wrapper seeing it

@@ -21,6 +21,10 @@ int writer_files_made(void);
 void writer_maps_snapshot(uint64_t t_ns);
 /* Drains all rings into the file now. from_signal: bounded wait, no /proc reads. */
 void writer_flush(int from_signal);
+/* The way out's last flush (exit, exec, _exit, a fatal signal): the same, then nothing more is
+ * taken from the kernel's call-chain buffers (kchain_stop), so that the exit line and meta.json,
+ * written after it, count what the file holds. */
+void writer_flush_last(int from_signal);
 /* A snapshot for a library loaded since the writer's last pass (exit, exec, before dlclose). */
 void writer_maps_catch_up(void);
 int writer_start(void);

@@ -7,7 +7,8 @@
 #   unwind kernel and perf_delivery callchain, and the sample file holds every sample meta.json
 #   counts;
 # - m_blockall raw: workers that block SIGPROF with a raw rt_sigprocmask are sampled all the same
-#   (no signal is involved), and nothing is counted unsampled;
+#   (no signal is involved), and nothing is counted unsampled; nor for k_blockshort's 300 short
+#   threads that do the same at 99 Hz (3 runs), whose ends fall between the writer's checks;
 # - r_shortthreads, 300 threads of 4 ms two at a time: the samples of threads that ended are in
 #   the file (50-105% of CPU s x 997: the first millisecond of each is never sampled);
 # - a shell that runs /bin/true 50 times, then counts to 200000: every process's exit line in
@@ -24,6 +25,7 @@ need_shim
 perf_events_allowed || skip "perf events are refused here (perf_event_paranoid, seccomp): no kernel call chains"
 build_target k_threads
 build_target m_blockall
+build_target k_blockshort
 build_target r_shortthreads
 nocap=0
 if [ "$(id -u)" = 0 ] && setpriv --bounding-set -ipc_lock true 2>/dev/null; then nocap=1; else
@@ -113,6 +115,14 @@ for tid, s in sorted(cpu.items()):
     check(len(got.get(tid, [])) >= 0.8 * s * HZ, "m_blockall raw: worker %d with SIGPROF blocked: %d samples for "
           "%.3f CPU s" % (tid, len(got.get(tid, [])), s))
 check(meta(out).get("unsampled_cpu_s") == 0, "m_blockall raw: unsampled_cpu_s %r" % meta(out).get("unsampled_cpu_s"))
+# short threads that block it and end between the writer's checks: still nothing unsampled
+for i in range(3):
+    out = "out-blockshort-%d" % i
+    res = run([target("k_blockshort"), "300", "6000"], shim_env(out, HZ=99, UNWIND="kernel"), what="k_blockshort")
+    expect_ok(res, "k_blockshort")
+    check(meta(out).get("unsampled_cpu_s") == 0 and not os.path.exists(os.path.join(out, "unsampled.jsonl")),
+          "k_blockshort (run %d): 300 threads of 6 ms with SIGPROF blocked, unsampled_cpu_s %r" % (
+              i + 1, meta(out).get("unsampled_cpu_s")))
 
 # ---- threads that end: their last records are drained before their buffers go -----------------
 out = "out-short"
