@@ -409,6 +409,7 @@ static int arm_perf(struct ps_thread *t)
         /* Published once running: the writer's next drain takes its records from here on. */
         t->perf_rb = rb;
         t->perf_rb_len = len;
+        t->chain_tail = 0;
         t->perf_first = 0;
         t->chain_sampled = 1;
         __atomic_store_n(&t->kchain, 1, __ATOMIC_RELEASE);

@@ -59,11 +59,12 @@ static void copy_out(void *to, const unsigned char *data, uint64_t size, uint64_
         memcpy((unsigned char *)to + first, data, len - first);
 }
 
+/* The data area as mapped (the header page's data_offset and data_size say the same, but the
+ * page is writable: a value read there never decides where we read). */
 static const unsigned char *data_of(const struct ps_thread *t, uint64_t *size)
 {
-    const struct perf_event_mmap_page *pg = t->perf_rb;
-    *size = pg->data_size ? pg->data_size : t->perf_rb_len - page_bytes;
-    return (const unsigned char *)t->perf_rb + (pg->data_offset ? pg->data_offset : page_bytes);
+    *size = t->perf_rb_len - page_bytes;
+    return (const unsigned char *)t->perf_rb + page_bytes;
 }
 
 int kchain_pending(const struct ps_thread *t)
@@ -71,7 +72,7 @@ int kchain_pending(const struct ps_thread *t)
     if (!t->kchain || !t->perf_rb || atomic_load(&stopped))
         return 0;
     const struct perf_event_mmap_page *pg = t->perf_rb;
-    return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != pg->data_tail;
+    return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != t->chain_tail;
 }
 
 /* One PERF_RECORD_SAMPLE (sample_type TIME | CALLCHAIN): u64 time, u64 nr, u64 ips[nr]. */
@@ -84,7 +85,13 @@ int kchain_pump(struct ps_thread *t)
     struct perf_event_mmap_page *pg = t->perf_rb;
     uint64_t size;
     const unsigned char *data = data_of(t, &size);
-    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+    /* Our own tail, not the header page's (writable: a target's stray write there must not
+     * send us walking); the kernel never lets head run more than a buffer ahead of it. */
+    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = t->chain_tail;
+    if (head - tail > size) {
+        atomic_fetch_add_explicit(&t->ring->dropped, 1, memory_order_relaxed);
+        tail = head;
+    }
     static uint64_t rec[KCHAIN_REC_MAX / 8]; /* one pump at a time: the io lock */
     uint32_t max = (uint32_t)ps_cfg.max_frames;
     int left = 0;
@@ -134,6 +141,7 @@ int kchain_pump(struct ps_thread *t)
         }
         tail += h.size;
     }
+    t->chain_tail = tail;
     __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
     return left;
 }

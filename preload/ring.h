@@ -70,6 +70,7 @@ struct ps_thread {
      * drains it under its io lock and, once the event is closed (perf_fd -1) and the buffer
      * empty, unmaps it and clears this (kchain.h). */
     int kchain;
+    uint64_t chain_tail;    /* how far the writer has read it (the header page's is writable) */
     /* Sampled by the kernel's call chains since it started (kept after its buffer goes): its
      * mask cannot hide it from sampling (unsampled.c). */
     int chain_sampled;
