@@ -452,10 +452,13 @@ def cost_section(args):
     L.append("")
     if res.get("ring") and res.get("libunwind") and res.get("fp"):
         ring, unw, fp = res["ring"], res["libunwind"], res["fp"]
+        by_cpu = ("By CPU: %.1f us, of which delivery %.1f." % (unw[0], ring[0]) if 0 < ring[0] <= unw[0] else
+                  "By CPU (%.1f us, delivery %.1f) these rounds are too noisy to split: the interruption is the "
+                  "figure to read." % (unw[0], ring[0]))
         L.append("- Of a libunwind sample on ring delivery (interruption %.1f us here): delivery %.1f us "
                  "before the handler and %.1f after it, the handler's clock read, walk and copy %.2f us "
-                 "with libunwind (%.2f with frame pointers). By CPU: %.1f us, of which delivery %.1f." % (
-                     unw[4], ring[5], ring[7], unw[6], fp[6], unw[0], ring[0]))
+                 "with libunwind (%.2f with frame pointers). %s" % (
+                     unw[4], ring[5], ring[7], unw[6], fp[6], by_cpu))
     if res.get("sigtrap") and res.get("ring"):
         L.append("- Synchronous SIGTRAP delivery: interruption %+.1f us a signal against ring delivery (CPU %+.1f). "
                  "It is not the default: a debugger attached (or attaching) to the target is stopped by every "
@@ -468,15 +471,16 @@ def cost_section(args):
                      res["callchain"][4], res["fp"][4]))
     if res.get("none") and res.get("tick"):
         tick, bare = res["tick"], res["none"]
-        L.append("- The machine's own interrupts, with no clock at all: %d a round (about 0.3 s of CPU; the "
-                 "scheduler tick is most of them), %.1f us each (median): on this VM a timer interrupt leaves "
-                 "the guest, whoever asked for it. The tick timer's signal comes with one of those ticks: "
-                 "interruption %.1f us, CPU %.1f us a signal [%.1f-%.1f] over the work without it. At 199 Hz "
-                 "that is %.2f%% of a sampled thread's CPU for delivery alone, before any stack is taken: "
-                 "the floor under the defaults' 199 Hz cost (target: at most +0.5%% CPU), beside the "
-                 "walk (libunwind %.2f us a sample here), the shim's threads and its start-up." % (
-                     bare[3], bare[4], tick[4], tick[0], tick[1], tick[2], tick[0] * 199 / 1e4,
-                     res["libunwind"][6] if res.get("libunwind") else 0))
+        # The bound: the whole interruption of a tick-timer signal, the tick included (which comes
+        # with or without the signal, and which the machine's other interrupts keep us from timing
+        # alone); the CPU measure, which would take the tick out, is too noisy at so few signals.
+        L.append("- The tick timer (the defaults' clock at 199 Hz): its signal comes with a scheduler tick and "
+                 "interrupts the thread %.1f us in all, the tick's own interrupt included; at 199 Hz that bounds "
+                 "the delivery at %.2f%% of a sampled thread's CPU, before any stack is taken (target for the "
+                 "whole cost: at most +0.5%%). How much of it the tick costs anyway is not resolved here: "
+                 "the CPU measure gives %.1f us a signal [%.1f-%.1f] at %d signals a round, and the machine's "
+                 "own interrupts without a clock (%d a round, %.1f us median) are not only ticks." % (
+                     tick[4], tick[4] * 199 / 1e4, tick[0], tick[1], tick[2], tick[3], bare[3], bare[4]))
     L.append("- The shim's whole cost per delivered sample is in the first table (us / sample: the pairs' "
              "extra CPU over distinct samples) and the shim's threads' share in the second (shim threads us / "
              "sample). Its rows here are the interruption alone, its handler included (the host's load moves "
