@@ -395,17 +395,25 @@ static int arm_perf(struct ps_thread *t)
          * yet read (a full buffer loses the new ones, counted in a LOST record). Locked memory:
          * beyond perf_event_mlock_kb a user without CAP_IPC_LOCK is refused, and this thread
          * falls back to the tick timer (logged once). */
-        size_t len = kchain_map_len();
+        size_t len = kchain_map_len(), tried = len;
         rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* Refused the locked memory (a buffer sized for a high rate): a smaller one first, passed
+         * more often, before this thread falls back to the timer. */
+        while (rb == MAP_FAILED && errno == EPERM && (len = kchain_map_len_smaller(tried)) != 0) {
+            tried = len;
+            rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        }
         if (rb == MAP_FAILED) {
-            ps_log_once("kchain-map", "no call-chain buffer for thread %d (%s: %zu KiB a thread, locked memory beyond "
-                        "kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK)", (int)t->tid, strerror(errno), len / 1024);
+            ps_log_once("kchain-map", "no call-chain buffer for thread %d (%s: %zu KiB a thread at the least, "
+                        "locked memory beyond kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK)", (int)t->tid,
+                        strerror(errno), tried / 1024);
             goto fail;
         }
         if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
             munmap(rb, len); /* not published yet: no drain can be reading it */
             goto fail;
         }
+        kchain_mapped(len);
         /* Published once running: the writer's next drain takes its records from here on. */
         t->perf_rb = rb;
         t->perf_rb_len = len;
@@ -477,6 +485,7 @@ int clock_arm(struct ps_thread *t, int self)
 {
     if (ps_cfg.hz <= 0)
         return 0;
+    t->chain_sampled = 0; /* until a call-chain event runs for it again (arm_perf) */
     if (t->kchain) {
         /* An earlier call-chain buffer of this slot not drained (a failed exec whose last
          * drain could not run): a clock now would give its ring a second producer. */

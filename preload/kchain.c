@@ -3,20 +3,57 @@
  * buffer (one drop counted), it is never walked past. */
 #include "kchain.h"
 
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "fds.h"
 
 static size_t page_bytes = 4096, data_pages = 16;
 unsigned kchain_max_stack = 127;
 static _Atomic int stopped;
+static _Atomic size_t smallest_data; /* the smallest buffer mapped (0: none yet) */
 
 /* One record at most: header, time, nr, the frames and the context marker. */
 static size_t record_max(void)
 {
     return 8 + 8 + 8 + 8 * ((size_t)ps_cfg.max_frames + 1);
+}
+
+/* Whether this process may lock memory beyond the perf allowance (CAP_IPC_LOCK in force). */
+static int may_lock_more(void)
+{
+    struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct d[2];
+    if (syscall(SYS_capget, &h, d) != 0)
+        return 0;
+    return (d[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1;
+}
+
+/* The user's locked-memory allowance for perf buffers: kernel.perf_event_mlock_kb per CPU. */
+static size_t perf_allowance(void)
+{
+    long kb = 516; /* the kernel's default */
+    char buf[32];
+    int fd = fds_run_open("/proc/sys/kernel/perf_event_mlock_kb", O_RDONLY, 0);
+    if (fd >= 0) {
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        fds_run_close(fd);
+        if (n > 0) {
+            buf[n] = 0;
+            long v = strtol(buf, NULL, 10);
+            if (v > 0)
+                kb = v;
+        }
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return (size_t)kb * 1024 * (size_t)(cpus > 0 ? cpus : 1);
 }
 
 void kchain_setup(long page)
@@ -27,6 +64,14 @@ void kchain_setup(long page)
     data_pages = 16;
     while (data_pages < 256 && (double)(data_pages * page_bytes) < want)
         data_pages *= 2;
+    /* Without CAP_IPC_LOCK every buffer comes out of one allowance for all the user's threads:
+     * no more than a sixteenth of it each, so that at least 16 threads get one, at the price of
+     * more passes (and lost records, counted, at rates whose records outrun 16 pages). */
+    if (data_pages > 16 && !may_lock_more()) {
+        size_t share = perf_allowance() / 16 / page_bytes;
+        while (data_pages > 16 && data_pages + 1 > share)
+            data_pages /= 2;
+    }
 }
 
 size_t kchain_data_bytes(void)
@@ -37,6 +82,19 @@ size_t kchain_data_bytes(void)
 size_t kchain_map_len(void)
 {
     return (data_pages + 1) * page_bytes;
+}
+
+size_t kchain_map_len_smaller(size_t len)
+{
+    size_t pages = len / page_bytes - 1;
+    return pages / 2 >= 16 ? (pages / 2 + 1) * page_bytes : 0;
+}
+
+void kchain_mapped(size_t len)
+{
+    size_t data = len - page_bytes, was = atomic_load(&smallest_data);
+    while ((was == 0 || data < was) && !atomic_compare_exchange_weak(&smallest_data, &was, data))
+        ;
 }
 
 void kchain_stop(void)
@@ -95,7 +153,7 @@ int kchain_pump(struct ps_thread *t)
     static uint64_t rec[KCHAIN_REC_MAX / 8]; /* one pump at a time: the io lock */
     uint32_t max = (uint32_t)ps_cfg.max_frames;
     int left = 0;
-    while (tail < head) {
+    while (tail < head && !atomic_load_explicit(&stopped, memory_order_relaxed)) {
         struct perf_event_header h;
         if (head - tail < sizeof h)
             break;
@@ -168,6 +226,8 @@ long kchain_pass_ms(void)
 {
     if (ps_cfg.hz <= 0)
         return 1000;
-    long ms = (long)(kchain_data_bytes() / record_max()) * 1000L / ps_cfg.hz / 2;
+    size_t smallest = atomic_load(&smallest_data), bytes = smallest && smallest < kchain_data_bytes() ? smallest
+                                                                                                   : kchain_data_bytes();
+    long ms = (long)(bytes / record_max()) * 1000L / ps_cfg.hz / 2;
     return ms < 10 ? 10 : ms; /* (the buffers hold 60 ms of the largest records at least) */
 }

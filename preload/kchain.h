@@ -20,6 +20,11 @@ void kchain_setup(long page);
 /* The data bytes of one buffer (a power of two), and the mapping's length. */
 size_t kchain_data_bytes(void);
 size_t kchain_map_len(void);
+/* The next smaller mapping's length after `len` (half the data pages), or 0 below 16 pages: a
+ * thread refused the locked memory for a whole buffer tries a smaller one before the timer. */
+size_t kchain_map_len_smaller(size_t len);
+/* A buffer of len bytes is mapped: the writer's passes come often enough for the smallest. */
+void kchain_mapped(size_t len);
 /* The deepest chain asked of the kernel (sample_max_stack): max_frames, at most 127, the
  * kernel's default limit; 0 (the kernel's own limit) once a lower one refused that. */
 extern unsigned kchain_max_stack;

@@ -17,7 +17,9 @@
 # - no room for the buffers: as root without CAP_IPC_LOCK (dropped from the bounding set) and
 #   with RLIMIT_MEMLOCK 0, 24 workers alive at once outgrow kernel.perf_event_mlock_kb: one line
 #   in perfscope.log says so, the threads refused fall back to the tick timer, and every worker is
-#   still sampled (its samples, weighted, at least 60% of CPU s x 997).
+#   still sampled (its samples, weighted, at least 60% of CPU s x 997); at 4999 Hz, where a
+#   whole buffer is 516 KiB, a thread refused it takes a smaller one, so at least 8 of the 24
+#   still get the kernel's chains.
 # No timed assertion: the bounds are on samples against each thread's own CPU time.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -169,6 +171,23 @@ if nocap:
     short = [(tid, len(got.get(tid, [])), s) for tid, s in cpu.items() if len(got.get(tid, [])) < 0.6 * s * HZ]
     info("without room: 24 workers, %d below 60%% of CPU s x %d" % (len(short), HZ))
     check(len(cpu) == 24 and not short, "without room: workers under-sampled (tid, samples, CPU s): %r" % short[:5])
+    # at 4999 Hz the buffers are sized for the rate (516 KiB): a thread refused that much takes a
+    # smaller one before the timer, so as many threads get the kernel's chains as at 997 Hz (a
+    # thread on the timer shows at most a tick's rate of distinct sample times)
+    out = "out-nocap-5k"
+    res = run(["bash", "-c", 'ulimit -l 0 && exec setpriv --bounding-set -ipc_lock --inh-caps -ipc_lock "$@"', "-",
+               exe, "24", "0.1", "cpu-nocap-5k.txt"], shim_env(out, HZ=4999, UNWIND="kernel"),
+              what="k_threads at 4999 Hz without room")
+    expect_ok(res, "k_threads 24 at 4999 Hz without CAP_IPC_LOCK")
+    times = collections.defaultdict(set)
+    for path in glob.glob(os.path.join(out, "cpuprof.*.bin")):
+        for s in samples.read_samples(path).samples:
+            times[s.tid].add(s.t)
+    cpu = cpu_of("cpu-nocap-5k.txt")
+    chained = sum(1 for tid, c in cpu.items() if len(times.get(tid, ())) > 1000 * c)
+    info("without room at 4999 Hz: %d of 24 workers on the kernel's chains" % chained)
+    check(chained >= 8, "without room at 4999 Hz: %d of 24 workers got a call-chain buffer (16 pages each fit 15 "
+          "in 516 KiB x 2 CPUs)" % chained)
 else:
     print("# skipped: the case without room for the buffers (needs root and setpriv)")
 finish()
