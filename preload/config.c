@@ -61,6 +61,22 @@ const char *config_markers_var(void)
     return NULL;
 }
 
+const char *const ps_clock_names[3] = { "auto", "perf", "timer" };
+const char *const ps_unwind_names[3] = { "libunwind", "fp", "kernel" };
+
+/* Which of names[0..2] the variable says; unset or empty: names[0]; anything else is logged
+ * and names[0] taken. */
+static int env_choice(const char *var, const char *const names[3])
+{
+    const char *v = getenv(var);
+    for (int i = 0; v && i < 3; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    if (v && *v)
+        ps_log("%s=%s is not %s, %s or %s; using %s", var, v, names[0], names[1], names[2], names[0]);
+    return 0;
+}
+
 void config_read(void)
 {
     const char *out = getenv("PERFSCOPE_OUT");
@@ -80,22 +96,8 @@ void config_read(void)
         snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/" RUN_SAMPLES_PREFIX, ps_cfg.out_dir);
     }
     ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
-    const char *clock = getenv("PERFSCOPE_CLOCK");
-    ps_cfg.clock = PS_CLOCK_AUTO;
-    if (clock && strcmp(clock, "perf") == 0)
-        ps_cfg.clock = PS_CLOCK_PERF;
-    else if (clock && strcmp(clock, "timer") == 0)
-        ps_cfg.clock = PS_CLOCK_TIMER;
-    else if (clock && *clock && strcmp(clock, "auto") != 0)
-        ps_log("PERFSCOPE_CLOCK=%s is not perf, timer or auto; using auto", clock);
-    const char *unwind = getenv("PERFSCOPE_UNWIND");
-    ps_cfg.unwind = PS_UNWIND_LIBUNWIND;
-    if (unwind && strcmp(unwind, "fp") == 0)
-        ps_cfg.unwind = PS_UNWIND_FP;
-    else if (unwind && strcmp(unwind, "kernel") == 0)
-        ps_cfg.unwind = PS_UNWIND_KERNEL;
-    else if (unwind && *unwind && strcmp(unwind, "libunwind") != 0)
-        ps_log("PERFSCOPE_UNWIND=%s is not libunwind, fp or kernel; using libunwind", unwind);
+    ps_cfg.clock = (enum ps_clock)env_choice("PERFSCOPE_CLOCK", ps_clock_names);
+    ps_cfg.unwind = (enum ps_unwind)env_choice("PERFSCOPE_UNWIND", ps_unwind_names);
     const char *fast = getenv("PERFSCOPE_UNWIND_FAST");
     ps_cfg.unwind_fast = !(fast && strcmp(fast, "0") == 0);
     ps_cfg.max_frames = (int)env_long("PERFSCOPE_MAX_FRAMES", NULL, 64, 1, 256);

@@ -29,6 +29,11 @@ struct ps_config {
 
 extern struct ps_config ps_cfg;
 
+/* The values PERFSCOPE_CLOCK and PERFSCOPE_UNWIND take, indexed by their enums (the first is
+ * the default): what config_read accepts and what meta.json says. */
+extern const char *const ps_clock_names[3];
+extern const char *const ps_unwind_names[3];
+
 /* Fills ps_cfg from the environment; bad values are logged and replaced by the default. */
 void config_read(void);
 /* The variable the markers file is named by: "LLMPERFSCOPE_MARKERS" when set, else

@@ -166,10 +166,8 @@ static void add_config(cJSON *m)
     cJSON *c = cJSON_AddObjectToObject(m, "config");
     cJSON_AddStringToObject(c, "out", ps_cfg.out_dir);
     cJSON_AddNumberToObject(c, "hz", ps_cfg.hz);
-    cJSON_AddStringToObject(c, "clock", ps_cfg.clock == PS_CLOCK_PERF ? "perf" : ps_cfg.clock == PS_CLOCK_TIMER ? "timer" : "auto");
-    cJSON_AddStringToObject(c, "unwind", ps_cfg.unwind == PS_UNWIND_FP       ? "fp"
-                                         : ps_cfg.unwind == PS_UNWIND_KERNEL ? "kernel"
-                                                                             : "libunwind");
+    cJSON_AddStringToObject(c, "clock", ps_clock_names[ps_cfg.clock]);
+    cJSON_AddStringToObject(c, "unwind", ps_unwind_names[ps_cfg.unwind]);
     cJSON_AddNumberToObject(c, "max_frames", ps_cfg.max_frames);
     cJSON_AddNumberToObject(c, "counter_ms", ps_cfg.counter_ms);
     cJSON_AddStringToObject(c, "markers", ps_cfg.markers);

@@ -556,7 +556,8 @@ void writer_ring_handback(struct ps_thread *t)
 
 static void drain_locked(int allow_io)
 {
-    kchain_retire_done(); /* a closed event's empty buffer needs no file to go */
+    if (clock_kernel_chains())
+        kchain_retire_done(); /* a closed event's empty buffer needs no file to go */
     if (!files_ok || !drain_needed_locked())
         return; /* nothing new: the file is not opened (the writer passes often early on) */
     if (files_create(!allow_io) != 0)

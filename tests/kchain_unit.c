@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "kchain.h"
+#include "unitcheck.h"
 
 struct ps_config ps_cfg;
 
@@ -40,17 +41,6 @@ static int has_ipc_lock(void)
     return syscall(SYS_capget, &h, d) == 0 && ((d[0].effective >> CAP_IPC_LOCK) & 1);
 }
 
-static int checks, failed;
-#define CHECK(cond, ...)                   \
-    do {                                   \
-        checks++;                          \
-        if (!(cond)) {                     \
-            failed++;                      \
-            printf("FAIL ");               \
-            printf(__VA_ARGS__);           \
-            printf("\n");                  \
-        }                                  \
-    } while (0)
 
 #define PAGE 4096
 static struct ps_thread t;
@@ -248,8 +238,5 @@ int main(void)
     CHECK(has_ipc_lock() ? pages == 256 : pages >= 16 && pages <= 256 && !(pages & (pages - 1)),
           "20000 Hz, 64 frames: 256 data pages with CAP_IPC_LOCK, a power of two from 16 without (%zu)", pages);
     CHECK(kchain_pass_ms() >= (has_ipc_lock() ? 40 : 10), "20000 Hz: a pass every %ld ms", kchain_pass_ms());
-    if (failed)
-        return 1;
-    printf("ok %d\n", checks);
-    return 0;
+    return unit_done();
 }

@@ -13,18 +13,8 @@
 #include <string.h>
 
 #include "ring.h"
+#include "unitcheck.h"
 
-static int checks, failed;
-#define CHECK(cond, ...)                   \
-    do {                                   \
-        checks++;                          \
-        if (!(cond)) {                     \
-            failed++;                      \
-            printf("FAIL ");               \
-            printf(__VA_ARGS__);           \
-            printf("\n");                  \
-        }                                  \
-    } while (0)
 
 #define FRAMES 4
 
@@ -195,8 +185,5 @@ int main(void)
     single();
     race();
     registry();
-    if (failed)
-        return 1;
-    printf("ok %d\n", checks);
-    return 0;
+    return unit_done();
 }

@@ -11,18 +11,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static long burn_us;
-static volatile uint64_t sink;
+DEFINE_BURN_SINK
+DEFINE_BURN(burn_blocked)
+
+static double seconds;
 
 static void *worker(void *arg)
 {
     uint64_t prof = 1ull << (SIGPROF - 1);
     syscall(SYS_rt_sigprocmask, SIG_BLOCK, &prof, NULL, sizeof prof);
-    uint64_t until = thread_cpu_ns() + (uint64_t)burn_us * 1000, x = 1;
-    while (thread_cpu_ns() < until)
-        for (int i = 0; i < 1000; i++)
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-    sink += x;
+    burn_blocked(seconds);
     return arg;
 }
 
@@ -31,7 +29,7 @@ int main(int argc, char **argv)
     if (argc != 3)
         return 2;
     int n = atoi(argv[1]);
-    burn_us = atol(argv[2]);
+    seconds = atol(argv[2]) / 1e6;
     for (int i = 0; i < n; i++) {
         pthread_t t;
         if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0)
