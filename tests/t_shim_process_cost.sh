@@ -9,7 +9,9 @@
 # asked for the pid). Bounds with room for other work, not the exact counts: these costs must
 # not come back unnoticed. The readlink bound is a process's own (its executable, its path): the
 # machine check's readlink of other processes' exe links ("/proc/<pid>/exe", once a run, in the
-# leader's watcher: a kernel thread has none) is counted apart, from a second traced run.
+# leader's watcher: a kernel thread has none) is counted apart, from a second traced run. Then the
+# shim's layout (its small static variables in at most 6 pages, from nm) and the page faults it
+# adds a fork+exec (at most 145, wait4's count: 124-131 here with the layout, 151-166 without).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -39,4 +41,34 @@ check "every process has its exit line ($exits of $((N + 1)))" [ "$exits" -eq $(
 check "the shim adds $extra system calls a fork+exec (at most 320)" [ "$extra" -le 320 ]
 check "$readlinks readlink calls in $N iterations (at most 2 each)" [ "$readlinks" -le $((2 * N)) ]
 check "$getpids getpid calls in $N iterations (at most 30 each)" [ "$getpids" -le $((30 * N)) ]
+
+# The shim's small static variables (under 32 bytes: scalars, pointers, small structs), which every
+# process writes at its start and a fork child copies on write, packed into a few pages by the
+# shim's layout (Makefile, SHIM_LAYOUT): 4 pages, 25 without it.
+command -v nm >/dev/null 2>&1 || fail "nm (binutils) is not installed"
+small_pages=$(nm -S "$SHIM" | awk '$3 ~ /^[bBdD]$/ && $2 ~ /^0*[01]?[0-9a-f]$/ { print substr($1, 1, length($1) - 3) }' | sort -u | wc -l)
+in_few=0; [ "$small_pages" -ge 1 ] && [ "$small_pages" -le 6 ] && in_few=1
+check "the shim's small static variables lie in $small_pages pages (at most 6)" [ "$in_few" = 1 ]
+
+# The page faults the shim adds a fork+exec (wait4's minor faults of the loop, shell and children),
+# a count, never a time: 124-131 on the development VM, 151-166 before the layout above.
+faults() {
+    python3 - "$@" <<'PY'
+import os, sys
+env = dict(os.environ)
+for kv in sys.argv[1:]:
+    k, v = kv.split("=", 1)
+    env[k] = v
+pid = os.fork()
+if pid == 0:
+    os.execve("/bin/bash", ["bash", "-c", "for ((i = 0; i < 50; i++)); do /bin/true; done"], env)
+_, status, ru = os.wait4(pid, 0)
+print(ru.ru_minflt if status == 0 else -1)
+PY
+}
+f_without=$(faults) f_with=$(faults LD_PRELOAD="$SHIM" PERFSCOPE_OUT="$PWD/out3")
+extra_faults=$(( (f_with - f_without) / 50 ))
+note "page faults a fork+exec: $((f_without / 50)) without the shim, $((f_with / 50)) with it (+$extra_faults)"
+few_faults=0; [ "$f_with" -gt 0 ] && [ "$f_without" -gt 0 ] && [ "$extra_faults" -le 145 ] && few_faults=1
+check "the shim adds $extra_faults page faults a fork+exec (at most 145)" [ "$few_faults" = 1 ]
 checks_done
