@@ -11,12 +11,21 @@
 
 #include "log.h"
 #include "runfolder.h"
+#include "safefmt.h"
 
 struct ps_config ps_cfg;
 
 void ps_path(char *buf, size_t size, const char *name)
 {
-    snprintf(buf, size, "%s/%s", ps_cfg.out_dir, name);
+    /* Without stdio: a fork child names .leader with it, and snprintf's first call there would
+     * fault its code in. A path too long comes out empty (opens nothing), never cut short. */
+    struct safefmt f;
+    safefmt_init(&f, buf, size);
+    safefmt_str(&f, ps_cfg.out_dir);
+    safefmt_str(&f, "/");
+    safefmt_str(&f, name);
+    if (f.overflow && size)
+        buf[0] = 0;
 }
 
 static long env_long(const char *name, const char *alt, long def, long lo, long hi)

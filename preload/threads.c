@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -182,6 +183,12 @@ void threads_named(pthread_t thread, const char *name)
  * allocation of a short process. */
 void threads_adopt_existing(void)
 {
+    /* /proc/self/task's link count is 2 and one per thread (procfs): a process whose only
+     * thread is this one, as nearly every process is at its start, is told by one stat (1.4 us
+     * here) without reading the folder (14-24 us). Any other count, or none, reads it. */
+    struct stat st;
+    if (stat("/proc/self/task", &st) == 0 && st.st_nlink == 3)
+        return;
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return;

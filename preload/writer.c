@@ -44,6 +44,7 @@
 #include "log.h"
 #include "meta.h"
 #include "ring.h"
+#include "safefmt.h"
 #include "samplefile.h"
 #include "sampler.h"
 #include "shim.h"
@@ -158,14 +159,28 @@ static int name_files(int from)
 {
     pid_t pid = ps_pid; /* set before any naming: the start, a fork child, or checked */
     for (int n = from; n < 10000; n++) {
-        if (n == 0)
-            snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.bin", ps_cfg.file_prefix, (int)pid);
-        else
-            snprintf(ps_bin_path, sizeof ps_bin_path, "%s.%d.%d.bin", ps_cfg.file_prefix, (int)pid, n);
+        /* No stdio: this runs in every fork child, where snprintf's first call would fault its
+         * code in (14 us here), and on the fatal path (files_create from a signal handler). */
+        struct safefmt bin, maps;
+        safefmt_init(&bin, ps_bin_path, sizeof ps_bin_path);
+        safefmt_str(&bin, ps_cfg.file_prefix);
+        safefmt_str(&bin, ".");
+        safefmt_i64(&bin, (int64_t)pid);
+        if (n > 0) {
+            safefmt_str(&bin, ".");
+            safefmt_i64(&bin, (int64_t)n);
+        }
+        size_t stem = bin.len;
+        safefmt_str(&bin, ".bin");
+        safefmt_init(&maps, ps_maps_path, sizeof ps_maps_path);
+        safefmt_mem(&maps, ps_bin_path, stem);
+        safefmt_str(&maps, ".maps");
+        if (bin.overflow || maps.overflow) {
+            ps_bin_path[0] = ps_maps_path[0] = 0;
+            return -1; /* a prefix too long for a path: no files */
+        }
         if (access(ps_bin_path, F_OK) == 0)
             continue; /* an earlier image of this pid (before an exec): never overwritten */
-        size_t len = strlen(ps_bin_path);
-        snprintf(ps_maps_path, sizeof ps_maps_path, "%.*s.maps", (int)(len - 4), ps_bin_path);
         return n;
     }
     return -1;
