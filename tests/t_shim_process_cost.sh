@@ -11,7 +11,8 @@
 # machine check's readlink of other processes' exe links ("/proc/<pid>/exe", once a run, in the
 # leader's watcher: a kernel thread has none) is counted apart, from a second traced run. Then the
 # shim's layout (its small static variables in at most 6 pages, from nm) and the page faults it
-# adds a fork+exec (at most 145, wait4's count: 124-131 here with the layout, 151-166 without).
+# adds a fork+exec (at most 145, wait4's count: 124-131 here with the layout, 151-166 without);
+# the folder read for threads to adopt only where there are any (getdents64).
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -41,6 +42,10 @@ check "every process has its exit line ($exits of $((N + 1)))" [ "$exits" -eq $(
 check "the shim adds $extra system calls a fork+exec (at most 320)" [ "$extra" -le 320 ]
 check "$readlinks readlink calls in $N iterations (at most 2 each)" [ "$readlinks" -le $((2 * N)) ]
 check "$getpids getpid calls in $N iterations (at most 30 each)" [ "$getpids" -le $((30 * N)) ]
+# A one-thread image does not read /proc/self/task for threads to adopt (one stat tells it): 2.4
+# getdents64 an iteration before, what is left is the leader's (6 in 20 iterations).
+getdents=$(calls with.txt getdents64)
+check "$getdents getdents64 calls in $N iterations (at most $((N / 2)))" [ "$getdents" -le $((N / 2)) ]
 
 # The shim's small static variables (under 32 bytes: scalars, pointers, small structs), which every
 # process writes at its start and a fork child copies on write, packed into a few pages by the
