@@ -67,7 +67,7 @@ ZLIB_SO = $(call SONAME_OF,zlib,libz.so)
 # The shim's small static state packed into a few pages: every variable in a section of its own,
 # laid out by alignment, so the arrays (32-byte aligned: the large buffers) go first and the
 # scalars and small structs that every process writes at its start, and a fork child copies on
-# write, sit together after them: 4 pages, against 25 among the buffers without it, where a
+# write, sit together after them: 2 pages, against 23 among the buffers without it, where a
 # fork+exec of /bin/true under the shim took 27 page faults more and 0.05 ms more CPU
 # (docs/shim.md, "What a process pays"; t_shim_process_cost checks the layout).
 SHIM_LAYOUT = -fdata-sections -Wl,--sort-section=alignment

@@ -188,8 +188,11 @@ static int name_files(int from)
 
 int writer_open_files(void)
 {
-    if (name_files(0) < 0)
+    if (name_files(0) < 0) {
+        ps_log("cannot name this image's sample files after %s (a path too long, or 10000 images of pid %d): "
+               "stack samples are off", ps_cfg.file_prefix, (int)ps_pid);
         return -1;
+    }
     records_written = 0;
     files_made = 0;
     files_ok = 1;
@@ -340,7 +343,8 @@ static int files_create(int from_signal)
          * shared with another run): the next free name, which procs.jsonl's start line does not
          * give, so the symbolizer reads it without the executable's path. */
         if (fd < 0 && (errno != EEXIST || n > 0 || name_files(1) < 0)) {
-            ps_log_once("bin-create", "cannot create %s: %s; samples are being lost", ps_bin_path, strerror(errno));
+            ps_log_once("bin-create", "cannot create %s: %s; samples are being lost",
+                        ps_bin_path[0] ? ps_bin_path : ps_cfg.file_prefix, strerror(errno));
             files_ok = 0;
             return -1;
         }
