@@ -59,7 +59,9 @@ check(meta.get("images") == len(ends) and meta.get("distinct_samples") == record
       and abs(meta.get("sampled_cpu_s", 0) - rj.get("sampled_cpu_s", -1)) < 1e-3,
       "meta.json's sampling.run sums every process (the leader ends last here): %r" % meta)
 md = open("out/report.md").read()
-check("- delivered: " in md, "the report says the delivered rate")
+check("- delivered: %.0f distinct samples per sampled CPU s" % hz in md,
+      "the report says the delivered rate, of distinct samples (%.0f): %r"
+      % (hz, [l for l in md.splitlines() if "delivered" in l]))
 finish()
 PY
 checks_done
