@@ -134,6 +134,17 @@ check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and 
       "the report names the short phase's memory peak as resting on few readings, not the long one's: %r"
       % (line or rep.stdout.decode()[-800:],))
 
+# A phase whose CPU rests on a few samples (t_burn's 15 ms, about 3 at 199 Hz) is named with its
+# count and uncertainty; a phase of about 120 (0.6 s) is not.
+script = ('"$P" mark brief begin; "$B" 0.015 burn.jsonl brief; "$P" mark brief end; '
+          '"$P" mark steady begin; "$B" 0.6 burn.jsonl steady; "$P" mark steady end')
+r = rec(["-o", "fewcpu", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool, B=target("t_burn")))
+rep = run([tool, "report", "fewcpu"], env, timeout=120, what="perfscope report")
+line = [l for l in rep.stdout.decode().splitlines() if l.startswith("CPU from few samples:")]
+check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "brief (" in line[0] and "steady (" not in line[0],
+      "the report names the brief phase's CPU as resting on few samples, not the steady one's: %r"
+      % (line or rep.stdout.decode()[-800:],))
+
 # Never renamed or removed: an OUT, or an older OUT.old, that is not a run folder (a user's folder
 # given as -o by mistake, a plain file): the run is refused (exit 2, one line), nothing touched.
 os.makedirs("mine")

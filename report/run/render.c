@@ -158,6 +158,23 @@ void run_memory_few_readings(struct sbuf *b, const struct run_model *m)
                        "which may miss its own peak (the run's peak is under Memory)");
 }
 
+void run_cpu_few_samples(struct sbuf *b, const struct run_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->ngr; i++) {
+        const struct group_result *g = &m->gr[i];
+        if (!g->cpu_known || g->samples == 0 || g->samples >= CPU_FEW_SAMPLES)
+            continue;
+        sbuf_printf(b, "%s", n++ ? ", " : "CPU from few samples: ");
+        sbuf_clean(b, g->name, 0);
+        sbuf_printf(b, " (%llu, about %.0f%%)", (unsigned long long)g->samples, 100.0 / sqrt((double)g->samples));
+    }
+    if (n)
+        sbuf_printf(b, ". A phase's CPU is its samples over the rate, uncertain by about one over the square root "
+                       "of their count: its cores may even exceed the threads that ran it (a higher -F, or a longer "
+                       "phase, gives more)");
+}
+
 /* One of the run's sentences (run_shim_cost, run_memory_few_readings) between before and after;
  * nothing when it says nothing. */
 static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run_model *),
@@ -331,6 +348,7 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
     if (m->groups_hidden)
         sbuf_printf(b, "\n%zu more groups are not shown.\n", m->groups_hidden);
     sentence(b, run_memory_few_readings, m, "\n", ".\n");
+    sentence(b, run_cpu_few_samples, m, "\n", ".\n");
     if (open)
         sbuf_printf(b, "\n%zu phase%s never ended: counted to the run's last sample or counter "
                        "reading.\n", open, open == 1 ? "" : "s");

@@ -100,6 +100,12 @@ void run_shim_cost(struct sbuf *b, const struct run_model *m);
  * wording of it, for this report and report.html. */
 #define MEMORY_FEW_READINGS 3
 void run_memory_few_readings(struct sbuf *b, const struct run_model *m);
+/* The groups whose CPU rests on under CPU_FEW_SAMPLES samples: a group's CPU is its samples over
+ * the rate, uncertain by about one over the square root of their count (50% at 4), so its cores
+ * may even exceed the threads that ran it. One sentence, no markup; nothing when there are none.
+ * The one wording of it, for this report and report.html. */
+#define CPU_FEW_SAMPLES 10
+void run_cpu_few_samples(struct sbuf *b, const struct run_model *m);
 /* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
  * memory. */
 char *run_html(const struct run_model *m);
