@@ -125,13 +125,17 @@ check(r.rc == 0 and r.stdout.decode() == "/tmp/elsewhere.markers|/tmp/elsewhere.
       "the caller's PERFSCOPE_MARKERS is the file under both names: %r" % r.stdout)
 
 # A phase of a few counter periods or less: its host memory peak rests on the readings at its
-# boundaries, and the report says so; a phase of several periods is not named.
-script = '"$P" mark short begin; "$P" mark short end; "$P" mark long begin; sleep 0.8; "$P" mark long end'
+# boundaries and one or two between them, and the report says so (a 0.15 s phase has 3 or 4
+# readings, of which 1 or 2 periodic: it was not named when the two at its boundaries counted); a
+# phase of several periods is not named.
+script = ('"$P" mark short begin; "$P" mark short end; "$P" mark medium begin; sleep 0.15; "$P" mark medium end; '
+          '"$P" mark long begin; sleep 0.8; "$P" mark long end')
 r = rec(["-o", "few", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool))
 rep = run([tool, "report", "few"], env, timeout=120, what="perfscope report")
 line = [l for l in rep.stdout.decode().splitlines() if l.startswith("host anon peak from few readings:")]
-check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and "long (" not in line[0],
-      "the report names the short phase's memory peak as resting on few readings, not the long one's: %r"
+check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and "medium (" in line[0]
+      and "long (" not in line[0],
+      "the report names the short and medium phases' memory peaks as resting on few readings, not the long one's: %r"
       % (line or rep.stdout.decode()[-800:],))
 
 # A phase whose CPU rests on a few samples (t_burn's 15 ms, about 3 at 199 Hz) is named with its

@@ -86,7 +86,7 @@ void memory_free(struct memory *m)
 }
 
 void memory_window(const struct memory *m, const struct readings *r, uint64_t t0, uint64_t t1,
-                   double *gpu_above, int *have_gpu, double *host_kib, int *have_host)
+                   double *gpu_above, int *have_gpu, double *host_kib, int *have_host, int *periodic_host)
 {
     for (size_t k = readings_lower(r, t0); k < r->n && r->t[k] <= t1; k++) {
         double s = m->have_gpu_total ? gpu_sum(m, r, k) : NAN;
@@ -99,6 +99,7 @@ void memory_window(const struct memory *m, const struct readings *r, uint64_t t0
         if (!isnan(h)) {
             *host_kib = *have_host ? fmax(*host_kib, h) : h;
             (*have_host)++;
+            *periodic_host += r->periodic[k] != 0;
         }
     }
 }

@@ -40,9 +40,10 @@ int memory_build(const struct readings *r, struct memory *m);
 void memory_free(struct memory *m);
 
 /* Peaks inside [t0, t1]: the GPU sum minus the run's baseline (MiB) and the host RssAnon (KiB);
- * *have_gpu / *have_host count the readings that gave one (0: none). Updates the maxima and the
+ * *have_gpu / *have_host count the readings that gave one (0: none), *periodic_host those of the
+ * host's that were periodic (counters.jsonl's, not a boundary's). Updates the maxima and the
  * counts given (call once per occurrence of a group with the same outputs). */
 void memory_window(const struct memory *m, const struct readings *r, uint64_t t0, uint64_t t1,
-                   double *gpu_above, int *have_gpu, double *host_kib, int *have_host);
+                   double *gpu_above, int *have_gpu, double *host_kib, int *have_host, int *periodic_host);
 
 #endif

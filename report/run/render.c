@@ -146,11 +146,12 @@ void run_memory_few_readings(struct sbuf *b, const struct run_model *m)
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];
         if (!g->have_host || g->b.occurrences == 0 ||
-            (double)g->have_host / (double)g->b.occurrences >= MEMORY_FEW_READINGS)
+            (double)g->host_periodic / (double)g->b.occurrences >= MEMORY_FEW_READINGS)
             continue;
         sbuf_printf(b, "%s", n++ ? ", " : "host anon peak from few readings: ");
         sbuf_clean(b, g->name, 0);
-        sbuf_printf(b, " (%d in %zu occurrence%s)", g->have_host, g->b.occurrences, g->b.occurrences == 1 ? "" : "s");
+        sbuf_printf(b, " (%d in %zu occurrence%s, %d of them periodic)", g->have_host, g->b.occurrences,
+                    g->b.occurrences == 1 ? "" : "s", g->host_periodic);
     }
     if (n)
         sbuf_printf(b, ". The memory is read at each boundary and every counter period (PERFSCOPE_COUNTER_MS): "

@@ -132,7 +132,7 @@ static int compute_group(struct run_model *m, struct group_result *gr, int g)
     for (size_t k = m->gi.start[g]; k < m->gi.start[g + 1]; k++) {
         const struct phase *ph = &p->v[m->gi.occ[k]];
         memory_window(&m->mem, m->rd, ph->start_ns, ph->end_ns, &gr->gpu_above_mib, &gr->have_gpu,
-                      &gr->host_kib, &gr->have_host);
+                      &gr->host_kib, &gr->have_host, &gr->host_periodic);
     }
     gr->prof = hot_profile_group(m->prof, gr->name);
     gr->busiest_share = gr->prof && gr->prof->have_busiest && gr->b.wall_s > 0

@@ -37,6 +37,7 @@ struct group_result {
     int have_total;
     double gpu_above_mib, host_kib;
     int have_gpu, have_host;   /* the readings that gave each peak, over the occurrences; 0: none */
+    int host_periodic;         /* of have_host, the periodic ones (inside, not at a boundary) */
     const struct hot_group *prof;
     double busiest_share;      /* busiest thread's CPU over the wall, < 0 unknown */
     double busiest_cpu_share;  /* busiest thread's CPU over the group's CPU, < 0 unknown */
@@ -95,7 +96,8 @@ struct sbuf;
  * past them; raw, for the caller to clean or escape (render.c). 0 when meta.json has none. */
 int run_command_text(struct sbuf *b, const struct run_model *m);
 void run_shim_cost(struct sbuf *b, const struct run_model *m);
-/* The groups whose host memory peak rests on under MEMORY_FEW_READINGS readings an occurrence,
+/* The groups whose host memory peak rests on under MEMORY_FEW_READINGS periodic readings an
+ * occurrence (those at its boundaries come before the work allocates or after it frees),
  * and what that peak then is: one sentence, no markup; nothing when there are none. The one
  * wording of it, for this report and report.html. */
 #define MEMORY_FEW_READINGS 3
