@@ -148,6 +148,18 @@ line = [l for l in rep.stdout.decode().splitlines() if l.startswith("CPU from fe
 check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "brief (" in line[0] and "steady (" not in line[0],
       "the report names the brief phase's CPU as resting on few samples, not the steady one's: %r"
       % (line or rep.stdout.decode()[-800:],))
+check(not [l for l in rep.stdout.decode().splitlines() if l.startswith("phases inside phases:")],
+      "no phase held another: no line about nested phases")
+
+# Phases inside a phase: the outer one's CPU is only its own time outside them, and the report says
+# which it holds (an outer "request" read 0.00 cores around a busy prefill and decode).
+script = ('"$P" mark request begin; "$P" mark prefill begin; "$B" 0.05 burn.jsonl p; "$P" mark prefill end; '
+          '"$P" mark decode begin; "$B" 0.05 burn.jsonl d; "$P" mark decode end; "$P" mark request end')
+r = rec(["-o", "nest", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool, B=target("t_burn")))
+rep = run([tool, "report", "nest"], env, timeout=120, what="perfscope report")
+line = [l for l in rep.stdout.decode().splitlines() if l.startswith("phases inside phases:")]
+check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and line[0].startswith("phases inside phases: request holds prefill, decode."),
+      "the report says the request phase holds prefill and decode: %r" % (line or rep.stdout.decode()[-800:],))
 
 # Never renamed or removed: an OUT, or an older OUT.old, that is not a run folder (a user's folder
 # given as -o by mistake, a plain file): the run is refused (exit 2, one line), nothing touched.

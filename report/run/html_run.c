@@ -179,6 +179,7 @@ static void figures(struct html_page *p, const struct run_model *m)
         sbuf_printf(b, "<p class=\"ps-note\">%zu more groups are not shown.</p>\n", m->groups_hidden);
     sentence(b, run_memory_few_readings, m, "<p class=\"ps-note\">", ".</p>\n");
     sentence(b, run_cpu_few_samples, m, "<p class=\"ps-note\">", ".</p>\n");
+    sentence(b, run_nested_groups, m, "<p class=\"ps-note\">", ".</p>\n");
     if (m->en.total.n)
         sbuf_printf(b, "<p class=\"ps-note\">Energy and J/token are over: "), html_text(b, m->en.total_over),
             sbuf_printf(b, ".</p>\n");

@@ -176,6 +176,43 @@ void run_cpu_few_samples(struct sbuf *b, const struct run_model *m)
                        "phase, gives more)");
 }
 
+void run_nested_groups(struct sbuf *b, const struct run_model *m)
+{
+    const struct phases *p = m->s.phases;
+    unsigned char *named = p && p->ngroups ? calloc(p->ngroups, 1) : NULL;
+    if (!named)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < m->ngr; i++) {
+        const struct group_result *g = &m->gr[i];
+        memset(named, 0, p->ngroups);
+        size_t inner = 0;
+        for (size_t k = 0; k < p->n; k++) {
+            int up = p->v[k].parent, in = p->v[k].group;
+            if (up < 0 || (size_t)up >= p->n || p->v[up].group != g->g || in < 0 || (size_t)in >= p->ngroups ||
+                in == g->g || named[in])
+                continue;
+            named[in] = 1;
+            if (inner == 0) {
+                sbuf_printf(b, "%s", n++ ? "; " : "phases inside phases: ");
+                sbuf_clean(b, g->name, 0);
+                sbuf_printf(b, " holds ");
+            }
+            if (inner < 4) {
+                sbuf_printf(b, "%s", inner ? ", " : "");
+                sbuf_clean(b, p->groups[in], 0);
+            } else if (inner == 4) {
+                sbuf_printf(b, " and more");
+            }
+            inner++;
+        }
+    }
+    free(named);
+    if (n)
+        sbuf_printf(b, ". A sample counts in the innermost phase open at its time: an outer group's CPU s and cores "
+                       "are its own time outside the phases it holds, its wall the whole");
+}
+
 /* One of the run's sentences (run_shim_cost, run_memory_few_readings) between before and after;
  * nothing when it says nothing. */
 static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run_model *),
@@ -350,6 +387,7 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "\n%zu more groups are not shown.\n", m->groups_hidden);
     sentence(b, run_memory_few_readings, m, "\n", ".\n");
     sentence(b, run_cpu_few_samples, m, "\n", ".\n");
+    sentence(b, run_nested_groups, m, "\n", ".\n");
     if (open)
         sbuf_printf(b, "\n%zu phase%s never ended: counted to the run's last sample or counter "
                        "reading.\n", open, open == 1 ? "" : "s");

@@ -108,6 +108,11 @@ void run_memory_few_readings(struct sbuf *b, const struct run_model *m);
  * The one wording of it, for this report and report.html. */
 #define CPU_FEW_SAMPLES 10
 void run_cpu_few_samples(struct sbuf *b, const struct run_model *m);
+/* The groups that hold phases of other groups inside them, and which: a sample counts in the
+ * innermost phase open at its time, so an outer group's CPU is only its own time outside them
+ * ("request 2.0 s wall, 0.00 cores" around a busy prefill and decode). One sentence, no markup;
+ * nothing when no phase is nested. The one wording of it, for this report and report.html. */
+void run_nested_groups(struct sbuf *b, const struct run_model *m);
 /* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
  * memory. */
 char *run_html(const struct run_model *m);
