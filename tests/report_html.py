@@ -14,7 +14,7 @@ each, tests/checks.py):
 - the memory chart has one point per counters.jsonl line (each power series at most that), the
   timeline one bar per phase occurrence in phases.jsonl;
 - a --screenshot of it is not blank (a PNG of many colours)."""
-import collections, html.parser, json, os, re, struct, subprocess, sys, tempfile, zlib
+import collections, html, html.parser, json, os, re, struct, subprocess, sys, tempfile, zlib
 from checks import check, die, finish, require
 
 
@@ -120,6 +120,17 @@ def main():
     m = re.search(r"perfscope&#39;s own threads: ([0-9.]+) CPU s", text)
     check(own is not None and m and abs(float(m.group(1)) - own) < 0.0006,
           "the shim's own cost: meta.json %r, report.html %r" % (own, m and m.group(1)))
+    # The header's facts and the CPU column read as report.md's: the page left out the clock,
+    # which CPU time the samples count, the delivered rate and the machine before.
+    md = open(os.path.join(out, "report.md"), encoding="utf-8").read()
+    facts = [l[2:] for l in md.split("\n## ")[0].splitlines() if l.startswith("- ") and not l.startswith("- command:")]
+    ul = re.search(r'<ul class="ps-meta">(.*?)</ul>', text, re.S)
+    items = [html.unescape(re.sub(r"<[^>]+>", "", x)) for x in re.findall(r"<li>(.*?)</li>", ul.group(1) if ul else "", re.S)]
+    check(len(facts) >= 4 and all(f in items for f in facts),
+          "report.html's header holds report.md's %d facts: missing %r" % (len(facts), [f for f in facts if f not in items]))
+    head = re.search(r"\| wall s \| (CPU s[^|]*?) \|", md)
+    check(head and ("<th>%s</th>" % html.escape(head.group(1))) in text,
+          "report.html's CPU column is report.md's %r" % (head and head.group(1)))
     prof = json.load(open(os.path.join(out, "profile.json")))
     folded = os.path.join(out, "stacks.folded")
     first = expect["frames"][0]

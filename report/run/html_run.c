@@ -119,24 +119,20 @@ static void header(struct html_page *p, const struct run_model *m)
         sbuf_printf(b, "</code></li>\n");
         free(text);
     }
-    sbuf_printf(b, "<li>status: ");
-    html_text(b, m->status);
-    sbuf_printf(b, "</li>\n<li>stack sampling: ");
-    if (m->hz == 0)
-        sbuf_printf(b, "off (PERFSCOPE_HZ=0): not perturbed");
-    else {
-        double share = m->samples + m->dropped ? 100.0 * (double)m->dropped / (double)(m->samples + m->dropped) : 0;
-        if (m->hz > 0)
-            sbuf_printf(b, "%d Hz, ", m->hz);
-        sbuf_printf(b, "%llu samples, %llu dropped (%.1f%%)%s", (unsigned long long)m->samples,
-                    (unsigned long long)m->dropped, share,
-                    m->perturbed ? ": perturbed (timings include the sampler's cost)" : "");
+    struct sbuf facts = {0};
+    run_header_facts(&facts, m);
+    char *text = sbuf_take(&facts);
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        else
+            next = line + strlen(line);
+        sbuf_printf(b, "<li>");
+        html_text(b, line);
+        sbuf_printf(b, "</li>\n");
     }
-    sbuf_printf(b, "</li>\n");
-    sentence(b, run_shim_cost, m, "<li>", "</li>\n");
-    if (m->un.cpu_s > 0)
-        sbuf_printf(b, "<li>unsampled: %.3f CPU s ran with SIGPROF blocked: no sample stands for it</li>\n",
-                    m->un.cpu_s);
+    free(text);
     sbuf_printf(b, "<li>the same run as text: report.md; as data: run.json</li>\n</ul>\n");
 }
 
@@ -149,8 +145,9 @@ static void figures(struct html_page *p, const struct run_model *m)
                     m->samples ? " All samples are outside any phase." : "");
         return;
     }
-    sbuf_printf(b, "<table class=\"ps-phases\">\n<tr><th>group</th><th>times</th><th>wall s</th><th>CPU s</th>"
-                   "<th>cores</th><th>tokens</th><th>tokens/s</th><th>energy J</th><th>J/token</th>"
+    sbuf_printf(b, "<table class=\"ps-phases\">\n<tr><th>group</th><th>times</th><th>wall s</th><th>");
+    html_text(b, run_cpu_header(m));
+    sbuf_printf(b, "</th><th>cores</th><th>tokens</th><th>tokens/s</th><th>energy J</th><th>J/token</th>"
                    "<th>GPU peak MiB</th><th>host anon peak MiB</th><th>samples</th></tr>\n");
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];

@@ -226,28 +226,11 @@ static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run
     free(s);
 }
 
-static void shim_cost(struct sbuf *b, const struct run_model *m)
+void run_header_facts(struct sbuf *b, const struct run_model *m)
 {
-    sentence(b, run_shim_cost, m, "- ", "\n");
-}
-
-static void header(struct sbuf *b, const struct run_model *m)
-{
-    sbuf_printf(b, "# perfscope report: ");
-    sbuf_clean(b, m->dir, 0);
-    sbuf_printf(b, "\n\n");
-    struct sbuf cmd = {0};
-    if (run_command_text(&cmd, m)) {
-        char *text = sbuf_take(&cmd);
-        sbuf_printf(b, "- command:");
-        if (text)
-            sbuf_clean(b, text, 0);
-        sbuf_printf(b, "\n");
-        free(text);
-    }
     const struct run_procs *pr = &m->s.procs;
     int first_unloaded = m->s.meta.pid > 0 && run_procs_unloaded(pr, m->s.meta.pid);
-    sbuf_printf(b, "- status: %s%s", m->status,
+    sbuf_printf(b, "status: %s%s", m->status,
                 strcmp(m->status, "killed") == 0
                     ? " (meta.json still said running: the run's leader never recorded its exit)"
                 : first_unloaded && strcmp(m->status, "unknown") == 0
@@ -264,7 +247,7 @@ static void header(struct sbuf *b, const struct run_model *m)
     sbuf_printf(b, "\n");
     if (pr->nunloaded) {
         /* One line: which images, and the usual reasons. */
-        sbuf_printf(b, "- not measured: %zu image%s the shim did not load in, after exec (pid", pr->nunloaded,
+        sbuf_printf(b, "not measured: %zu image%s the shim did not load in, after exec (pid", pr->nunloaded,
                     pr->nunloaded == 1 ? "" : "s");
         for (size_t i = 0; i < pr->nunloaded && i < 8; i++)
             sbuf_printf(b, "%s %ld", i ? "," : "", pr->unloaded[i]);
@@ -273,9 +256,9 @@ static void header(struct sbuf *b, const struct run_model *m)
                     pr->nunloaded > 8 ? ", ..." : "");
     }
     if (m->hz == 0)
-        sbuf_printf(b, "- stack sampling: off (PERFSCOPE_HZ=0): not perturbed\n");
+        sbuf_printf(b, "stack sampling: off (PERFSCOPE_HZ=0): not perturbed\n");
     else {
-        sbuf_printf(b, "- stack sampling: ");
+        sbuf_printf(b, "stack sampling: ");
         if (m->hz > 0)
             sbuf_printf(b, "%d Hz, ", m->hz);
         const char *clock = meta_str(m, "sampling", "clock");
@@ -296,20 +279,20 @@ static void header(struct sbuf *b, const struct run_model *m)
         const struct run_sampling *rs = &m->s.procs.sampling;
         double hz = run_sampling_hz_delivered(rs);
         if (hz >= 0)
-            sbuf_printf(b, "- delivered: %.0f distinct samples per sampled CPU s (%.0f weighted), over %zu process image%s "
+            sbuf_printf(b, "delivered: %.0f distinct samples per sampled CPU s (%.0f weighted), over %zu process image%s "
                            "and %.3f sampled CPU s\n",
                         hz, run_sampling_hz_weighted(rs), rs->images, rs->images == 1 ? "" : "s", rs->sampled_cpu_s);
     }
-    shim_cost(b, m);
+    sentence(b, run_shim_cost, m, "", "\n");
     if (m->un.cpu_s > 0)
-        sbuf_printf(b, "- unsampled: %.3f CPU s of %zu thread%s ran with SIGPROF blocked: no sample stands for it "
-                       "(Unsampled CPU below)\n",
+        sbuf_printf(b, "unsampled: %.3f CPU s of %zu thread%s ran with SIGPROF blocked: no sample stands for it "
+                       "(Unsampled CPU, in report.md)\n",
                     m->un.cpu_s, m->un.nthreads + (m->un.other_lines > 0), m->un.nthreads == 1 && !m->un.other_lines ? "" : "s");
     const cJSON *mb = cJSON_GetObjectItemCaseSensitive(m->s.meta.doc, "machine_before");
     const cJSON *clean = mb ? cJSON_GetObjectItemCaseSensitive(mb, "clean") : NULL;
     if (cJSON_IsBool(clean)) {
         const char *why = meta_str(m, "machine_before", "why_not");
-        sbuf_printf(b, "- machine before: %s", cJSON_IsTrue(clean) ? "clean" : "not clean");
+        sbuf_printf(b, "machine before: %s", cJSON_IsTrue(clean) ? "clean" : "not clean");
         if (!cJSON_IsTrue(clean) && why) {
             sbuf_printf(b, " (");
             sbuf_clean(b, why, 0);
@@ -317,6 +300,35 @@ static void header(struct sbuf *b, const struct run_model *m)
         }
         sbuf_printf(b, "\n");
     }
+}
+
+
+static void header(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "# perfscope report: ");
+    sbuf_clean(b, m->dir, 0);
+    sbuf_printf(b, "\n\n");
+    struct sbuf cmd = {0};
+    if (run_command_text(&cmd, m)) {
+        char *text = sbuf_take(&cmd);
+        sbuf_printf(b, "- command:");
+        if (text)
+            sbuf_clean(b, text, 0);
+        sbuf_printf(b, "\n");
+        free(text);
+    }
+    struct sbuf facts = {0};
+    run_header_facts(&facts, m);
+    char *text = sbuf_take(&facts);
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        else
+            next = line + strlen(line);
+        sbuf_printf(b, "- %s\n", line);
+    }
+    free(text);
 }
 
 static void cell_num(struct sbuf *b, int have, double v)
@@ -338,9 +350,7 @@ static void cell_fix(struct sbuf *b, int have, double v, int decimals)
         sbuf_printf(b, " - |");
 }
 
-/* "CPU s (user)" with the perf clock, "CPU s (user+sys)" with the tick timer: which time the
- * samples stand for (runmeta_cpu_counts). */
-static const char *cpu_header(const struct run_model *m)
+const char *run_cpu_header(const struct run_model *m)
 {
     const char *c = runmeta_cpu_counts(&m->s.meta);
     return !c ? "CPU s" : strcmp(c, "user") == 0 ? "CPU s (user)" : "CPU s (user+sys)";
@@ -358,7 +368,7 @@ static void phases_table(struct sbuf *b, const struct run_model *m)
         return;
     }
     sbuf_printf(b, "| group | times | wall s | %s | cores | tokens | tokens/s | energy J | "
-                   "J/token | GPU peak MiB | host anon peak MiB |\n", cpu_header(m));
+                   "J/token | GPU peak MiB | host anon peak MiB |\n", run_cpu_header(m));
     sbuf_printf(b, 
                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     size_t open = 0;
@@ -551,7 +561,7 @@ static void rows(struct sbuf *b, const struct run_model *m, const char *title, c
     if (!n)
         return;
     sbuf_printf(b, "\n| %s | share | %s | threads | busiest thread s | %% of wall | | source |\n"
-                   "|---|---:|---:|---:|---:|---:|---|---|\n", title, cpu_header(m));
+                   "|---|---:|---:|---:|---:|---:|---|---|\n", title, run_cpu_header(m));
     for (size_t i = 0; i < n; i++) {
         double pct = run_row_pct_wall(&r[i], wall_s);
         sbuf_printf(b, "| ");

@@ -96,6 +96,14 @@ struct sbuf;
  * past them; raw, for the caller to clean or escape (render.c). 0 when meta.json has none. */
 int run_command_text(struct sbuf *b, const struct run_model *m);
 void run_shim_cost(struct sbuf *b, const struct run_model *m);
+/* The run's facts under its title and command, a line each ending in a newline, no markup: its
+ * status, what was not measured, the sampling, the rate delivered, the shim's own cost
+ * (run_shim_cost), the unsampled CPU and the machine before it. The one wording of them, for
+ * this report's list and report.html's header. */
+void run_header_facts(struct sbuf *b, const struct run_model *m);
+/* The CPU column's head: "CPU s (user)" with the perf clock, "CPU s (user+sys)" with the tick
+ * timer, which time the samples stand for (runmeta_cpu_counts); "CPU s" when unknown. */
+const char *run_cpu_header(const struct run_model *m);
 /* The groups whose host memory peak rests on under MEMORY_FEW_READINGS periodic readings an
  * occurrence (those at its boundaries come before the work allocates or after it frees),
  * and what that peak then is: one sentence, no markup; nothing when there are none. The one
