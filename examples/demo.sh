@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh: what `make demo` runs: the toy engine under the shim twice, once marking its own
 # phases through include/perfscope.h, once driven by examples/drive.py through the markers file,
-# each into a fresh folder under perfscope-out/demo/, then the summary of each. It must never
-# write outside perfscope-out/demo/ and never leave an older run's files mixed into a new one.
+# each into a fresh folder under demo-out/, then the summary of each. It must never write outside
+# demo-out/ and never leave an older run's files mixed into a new one. Not under perfscope-out/:
+# that is the folder `perfscope record` and the shim use by default, and a folder of two runs there
+# made the user's first `perfscope record -- CMD` refuse it (not a run folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -10,11 +12,13 @@ for f in build/libperfscope.so build/toy-engine build/perfscope-report; do
   [ -e "$f" ] || { echo "demo: $f is missing: run make first" >&2; exit 1; }
 done
 
-base=$root/perfscope-out/demo
+base=$root/demo-out
 rm -rf "$base"
 mkdir -p "$base/api" "$base/drive"
 
-# Run $2... under the shim into folder $1, at 997 samples per CPU second.
+# Run $2... under the shim into folder $1, at 997 samples per CPU second: the perf clock, which
+# counts user time only (`perfscope record` defaults to 199 Hz on the tick timer, user and system
+# time: its CPU column reads "CPU s (user+sys)" where this one reads "CPU s (user)").
 measured() {
   local out=$1; shift
   LD_PRELOAD=$root/build/libperfscope.so PERFSCOPE_OUT=$out LLMPERFSCOPE_MARKERS=$out/markers \
@@ -35,6 +39,6 @@ measured "$base/drive" "$python" examples/drive.py --engine build/toy-engine --i
 
 for run in api drive; do
   echo
-  echo "== perfscope-report perfscope-out/demo/$run"
+  echo "== perfscope-report demo-out/$run"
   build/perfscope-report "$base/$run"
 done

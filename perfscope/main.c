@@ -25,7 +25,7 @@ struct front_command {
 
 static const struct front_command own[] = {
     {"record", cmd_record, RECORD_USAGE, "runs CMD under the shim into OUT (default perfscope-out), then reports"},
-    {"mark", cmd_mark, MARK_USAGE, "appends one phase marker, t= now, to $LLMPERFSCOPE_MARKERS (a shell's way)"},
+    {"mark", cmd_mark, MARK_USAGE, "appends one phase marker, t= now, to $LLMPERFSCOPE_MARKERS or else $PERFSCOPE_MARKERS (a shell's way)"},
     {"symbolize", symbolize_sub, "symbolize [--top N] [--trust-modified] OUT",
      "OUT's samples into profile.json, stacks.folded, profile.pb.gz, trace.json"},
 };
