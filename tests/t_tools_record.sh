@@ -151,6 +151,14 @@ check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "brief (" in line[0] and 
 check(not [l for l in rep.stdout.decode().splitlines() if l.startswith("phases inside phases:")],
       "no phase held another: no line about nested phases")
 
+# A run without markers: record's short report has no phases to show, so it shows the hottest
+# functions of the whole run (it stopped at "No phases" before).
+r = rec(["-o", "flat", "--", target("t_burn"), "0.3", "burn.jsonl", "flat"])
+err = r.stderr.decode(errors="replace")
+hot = err.split("## Hot functions, the whole run")[-1] if "## Hot functions, the whole run" in err else ""
+check(r.rc == 0 and "No phases" in err and "| burn_main |" in hot,
+      "record's report of a run without markers names its hot functions: %r" % err[-1500:])
+
 # Phases inside a phase: the outer one's CPU is only its own time outside them, and the report says
 # which it holds (an outer "request" read 0.00 cores around a busy prefill and decode).
 script = ('"$P" mark request begin; "$P" mark prefill begin; "$B" 0.05 burn.jsonl p; "$P" mark prefill end; '

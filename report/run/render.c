@@ -740,5 +740,12 @@ char *run_markdown_short(const struct run_model *m)
     struct sbuf b = {0};
     header(&b, m);
     phases_table(&b, m);
+    /* A run without phases has nothing in that table: its hottest functions instead, which a
+     * `perfscope record -- xz ...` user otherwise had to ask perfscope report for. */
+    const struct hot_group *none = !m->ngr && m->prof ? hot_profile_group(m->prof, PHASES_NONE) : NULL;
+    if (none && none->nself) {
+        sbuf_printf(&b, "\n## Hot functions, the whole run (perfscope report gives the inclusive ones)\n");
+        rows(&b, m, "self", none->self, none->nself, 0);
+    }
     return sbuf_take(&b);
 }
