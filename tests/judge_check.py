@@ -546,6 +546,12 @@ def same_as_compare(compare, name, args_a, args_b, runs_a, runs_b, opts, noise):
         problem = f"{name}: no stats for every judged metric"
     rc, table, err = ours(args_a, args_b, *opts, as_json=False)
     table = table.split("\n| metric | p (permutation)")[0]
+    # A side with no usable run: a first line says there is no verdict (DESIGN 11), then
+    # compare.py's table, byte for byte; only where compare.py judged no metric at all.
+    if table.startswith("**No verdict**: "):
+        said, _, table = table.partition("\n\n")
+        if problem is None and want.get("metrics"):
+            problem = f"{name}: 'no verdict' said where compare.py judged {list(want['metrics'])}: {said}"
     want_table = compare.render_diff(compare.diff(runs_a, runs_b, noise))
     if problem is None and table != want_table:
         problem = f"{name}: table\n{table}\n!=\n{want_table}"
