@@ -94,6 +94,11 @@ static void counter_cost(struct sbuf *b, const struct run_model *m)
     }
 }
 
+/* Below this much sampled CPU the shim's threads are not put as a share of it: a target that
+ * sleeps (perfscope record -- sleep 20) used 0.002 s, and the shim's 1 s passes came to 137% of
+ * that, a true figure that reads as a fault. */
+#define SHIM_SHARE_MIN_CPU_S 0.1
+
 /* What the shim's own threads cost: over every process image of the run (procs.jsonl's exit and
  * exec lines, summed as the delivered rate is), against those images' sampled CPU, then the
  * leader's own figures from meta.json (its threads also read the counters and the markers);
@@ -101,11 +106,6 @@ static void counter_cost(struct sbuf *b, const struct run_model *m)
  * wording of it, for this report and report.html. The leader's threads against the whole run's
  * CPU, or the run's against the leader's, would be a share of nothing in particular: a shell
  * script's leader samples milliseconds while its children sample seconds. */
-/* Below this much sampled CPU the shim's threads are not put as a share of it: a target that
- * sleeps (perfscope record -- sleep 20) used 0.002 s, and the shim's 1 s passes came to 137% of
- * that, a true figure that reads as a fault. */
-#define SHIM_SHARE_MIN_CPU_S 0.1
-
 void run_shim_cost(struct sbuf *b, const struct run_model *m)
 {
     const struct run_sampling *rs = &m->s.procs.sampling;
