@@ -437,7 +437,7 @@ def test_no_counters():
 def test_read_cost():
     """An NVML whose energy read spins 3 ms of CPU, as an H100's does: meta.json's counter_reads
     and the report's own-threads line give it per read, and the shim's threads' CPU holds it; RAPL,
-    with no zone here, is said to be a look, not a read."""
+    with no zone here, is said to have none."""
     spin_ms = 3.0
     plan = [("prefill", "idle", 1.0, "100")]
     out = os.path.join(W, "cost")
@@ -467,8 +467,8 @@ def test_read_cost():
     line = [x for x in text.splitlines() if "own threads" in x]
     check(", NVML %.3f ms, memory " % per in text.split(want)[-1],
           "the report gives NVML's cost a read, a source it read: %s" % line)
-    check("a read took RAPL " in text and "ms (none here: what looking for it costs), NVML" in text,
-          "the report marks RAPL, with no zone here, as a look and not a read: %s" % line)
+    check("a read took RAPL " in text and "ms (none here), NVML" in text,
+          "the report marks RAPL, with no zone here, as no reading: %s" % line)
 
 
 if __name__ == "__main__":

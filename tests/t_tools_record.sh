@@ -125,10 +125,10 @@ check(r.rc == 0 and r.stdout.decode() == "/tmp/elsewhere.markers|/tmp/elsewhere.
       "the caller's PERFSCOPE_MARKERS is the file under both names: %r" % r.stdout)
 
 # A phase of a few counter periods or less: its host memory peak rests on the readings at its
-# boundaries and one or two between them, and the report says so (a 0.15 s phase has 3 or 4
+# boundaries and one or two between them, and the report says so (a 0.12 s phase has 3 or 4
 # readings, of which 1 or 2 periodic: it was not named when the two at its boundaries counted); a
 # phase of several periods is not named.
-script = ('"$P" mark short begin; "$P" mark short end; "$P" mark medium begin; sleep 0.15; "$P" mark medium end; '
+script = ('"$P" mark short begin; "$P" mark short end; "$P" mark medium begin; sleep 0.12; "$P" mark medium end; '
           '"$P" mark long begin; sleep 0.8; "$P" mark long end')
 r = rec(["-o", "few", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool))
 rep = run([tool, "report", "few"], env, timeout=120, what="perfscope report")
@@ -138,15 +138,19 @@ check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and 
       "the report names the short and medium phases' memory peaks as resting on few readings, not the long one's: %r"
       % (line or rep.stdout.decode()[-800:],))
 
-# A phase whose CPU rests on a few samples (t_burn's 15 ms, about 3 at 199 Hz) is named with its
-# count and uncertainty; a phase of about 120 (0.6 s) is not.
-script = ('"$P" mark brief begin; "$B" 0.015 burn.jsonl brief; "$P" mark brief end; '
+# A phase whose CPU rests on a few samples (t_burn's 30 ms, about 6 at 199 Hz; under load a
+# 15 ms burn took none) is named with its count and uncertainty, and so is an instant one (two
+# marks back to back: no sample in well under a period, so its 0 CPU s is no measure); a phase of
+# about 120 (0.6 s) is not.
+script = ('"$P" mark instant begin; "$P" mark instant end; '
+          '"$P" mark brief begin; "$B" 0.03 burn.jsonl brief; "$P" mark brief end; '
           '"$P" mark steady begin; "$B" 0.6 burn.jsonl steady; "$P" mark steady end')
 r = rec(["-o", "fewcpu", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool, B=target("t_burn")))
 rep = run([tool, "report", "fewcpu"], env, timeout=120, what="perfscope report")
 line = [l for l in rep.stdout.decode().splitlines() if l.startswith("CPU from few samples:")]
-check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "brief (" in line[0] and "steady (" not in line[0],
-      "the report names the brief phase's CPU as resting on few samples, not the steady one's: %r"
+check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "brief (" in line[0] and "instant (0 in " in line[0]
+      and "steady (" not in line[0],
+      "the report names the brief and instant phases' CPU as resting on few samples, not the steady one's: %r"
       % (line or rep.stdout.decode()[-800:],))
 check(not [l for l in rep.stdout.decode().splitlines() if l.startswith("phases inside phases:")],
       "no phase held another: no line about nested phases")

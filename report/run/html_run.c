@@ -106,6 +106,13 @@ static const char *num_fmt(double v)
     return a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : a >= 1 || a == 0 ? "%.3f" : "%.4g";
 }
 
+static void fact_item(struct sbuf *b, const char *line)
+{
+    sbuf_printf(b, "<li>");
+    html_text(b, line);
+    sbuf_printf(b, "</li>\n");
+}
+
 static void header(struct html_page *p, const struct run_model *m)
 {
     struct sbuf *b = &p->b;
@@ -119,20 +126,7 @@ static void header(struct html_page *p, const struct run_model *m)
         sbuf_printf(b, "</code></li>\n");
         free(text);
     }
-    struct sbuf facts = {0};
-    run_header_facts(&facts, m);
-    char *text = sbuf_take(&facts);
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = 0;
-        else
-            next = line + strlen(line);
-        sbuf_printf(b, "<li>");
-        html_text(b, line);
-        sbuf_printf(b, "</li>\n");
-    }
-    free(text);
+    run_header_facts(b, m, fact_item);
     sbuf_printf(b, "<li>the same run as text: report.md; as data: run.json</li>\n</ul>\n");
 }
 

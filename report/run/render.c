@@ -77,26 +77,28 @@ static void counter_cost(struct sbuf *b, const struct run_model *m)
     if (ms > 0)
         sbuf_printf(b, " (every %.0f ms, PERFSCOPE_COUNTER_MS, and at each boundary)", ms);
     sbuf_printf(b, ", %.3f CPU s in all; a read took", cpu);
-    /* A source with nothing to read still costs its look (RAPL's folder, NVML's absence): said
-     * as such, so that its milliseconds are not taken for a reading's. */
-    int rapl = 0, nvml = m->mem.ndev > 0;
+    /* A source with nothing to read still has its read's bookkeeping charged: said as such, so
+     * that its milliseconds are not taken for a reading's. RAPL zones that are there but never
+     * gave a value (unreadable without privilege since Linux 5.10) are not a reading either. */
+    int rapl = 0, rapl_ok = 0, nvml = m->mem.ndev > 0;
     for (size_t i = 0; i < m->en.nd; i++) {
         rapl |= m->en.d[i].kind != DK_GPU;
+        rapl_ok |= m->en.d[i].kind != DK_GPU && m->en.d[i].state == DS_OK;
         nvml |= m->en.d[i].kind == DK_GPU;
     }
     static const char *const key[] = {"rapl_cpu_s", "nvml_cpu_s", "memory_cpu_s"};
     static const char *const name[] = {"RAPL", "NVML", "memory"};
-    const int present[] = {rapl, nvml, 1};
+    const char *const mark[] = {!rapl ? " (none here)" : !rapl_ok ? " (no zone readable here)" : "",
+                                nvml ? "" : " (none here)", ""};
     for (int k = 0; k < 3; k++) {
         double s = meta_nonneg(m, "counter_reads", key[k]);
-        sbuf_printf(b, "%s %s %.3f ms%s", k ? "," : "", name[k], s > 0 ? 1e3 * s / reads : 0.0,
-                    present[k] ? "" : " (none here: what looking for it costs)");
+        sbuf_printf(b, "%s %s %.3f ms%s", k ? "," : "", name[k], s > 0 ? 1e3 * s / reads : 0.0, mark[k]);
     }
 }
 
 /* Below this much sampled CPU the shim's threads are not put as a share of it: a target that
- * sleeps (perfscope record -- sleep 20) used 0.002 s, and the shim's 1 s passes came to 137% of
- * that, a true figure that reads as a fault. */
+ * sleeps (perfscope record -- sleep 20) sampled about 2 ms of CPU, and the shim's threads' own
+ * 2-3 ms came to "137%" of it, a true figure that reads as a fault. */
 #define SHIM_SHARE_MIN_CPU_S 0.1
 
 /* What the shim's own threads cost: over every process image of the run (procs.jsonl's exit and
@@ -164,11 +166,18 @@ void run_cpu_few_samples(struct sbuf *b, const struct run_model *m)
     size_t n = 0;
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];
-        if (!g->cpu_known || g->samples == 0 || g->samples >= CPU_FEW_SAMPLES)
+        /* No sample at all is named too where the group's wall holds under CPU_FEW_SAMPLES
+         * periods: its 0 CPU s is then no measure (a 15 ms burn under load took none). */
+        double periods = m->hz > 0 ? g->b.wall_s * m->hz : -1;
+        if (!g->cpu_known || g->samples >= CPU_FEW_SAMPLES ||
+            (g->samples == 0 && !(periods >= 0 && periods < CPU_FEW_SAMPLES)))
             continue;
         sbuf_printf(b, "%s", n++ ? ", " : "CPU from few samples: ");
         sbuf_clean(b, g->name, 0);
-        sbuf_printf(b, " (%llu, about %.0f%%)", (unsigned long long)g->samples, 100.0 / sqrt((double)g->samples));
+        if (g->samples)
+            sbuf_printf(b, " (%llu, about %.0f%%)", (unsigned long long)g->samples, 100.0 / sqrt((double)g->samples));
+        else
+            sbuf_printf(b, " (0 in %.1f periods of its wall)", periods);
     }
     if (n)
         sbuf_printf(b, ". A phase's CPU is its samples over the rate, uncertain by about one over the square root "
@@ -189,8 +198,9 @@ void run_nested_groups(struct sbuf *b, const struct run_model *m)
         size_t inner = 0;
         for (size_t k = 0; k < p->n; k++) {
             int up = p->v[k].parent, in = p->v[k].group;
+            /* Held: begun inside it and ended no later (phases of two threads may only overlap). */
             if (up < 0 || (size_t)up >= p->n || p->v[up].group != g->g || in < 0 || (size_t)in >= p->ngroups ||
-                in == g->g || named[in])
+                in == g->g || named[in] || p->v[k].end_ns > p->v[up].end_ns)
                 continue;
             named[in] = 1;
             if (inner == 0) {
@@ -226,11 +236,13 @@ static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run
     free(s);
 }
 
-void run_header_facts(struct sbuf *b, const struct run_model *m)
+static void header_facts_text(struct sbuf *b, const struct run_model *m)
 {
     const struct run_procs *pr = &m->s.procs;
     int first_unloaded = m->s.meta.pid > 0 && run_procs_unloaded(pr, m->s.meta.pid);
-    sbuf_printf(b, "status: %s%s", m->status,
+    sbuf_printf(b, "status: ");
+    sbuf_clean(b, m->status, 0);
+    sbuf_printf(b, "%s",
                 strcmp(m->status, "killed") == 0
                     ? " (meta.json still said running: the run's leader never recorded its exit)"
                 : first_unloaded && strcmp(m->status, "unknown") == 0
@@ -303,6 +315,27 @@ void run_header_facts(struct sbuf *b, const struct run_model *m)
 }
 
 
+void run_header_facts(struct sbuf *b, const struct run_model *m, void (*emit)(struct sbuf *b, const char *line))
+{
+    struct sbuf facts = {0};
+    header_facts_text(&facts, m);
+    char *text = sbuf_take(&facts);
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        else
+            next = line + strlen(line);
+        emit(b, line);
+    }
+    free(text);
+}
+
+static void fact_item(struct sbuf *b, const char *line)
+{
+    sbuf_printf(b, "- %s\n", line);
+}
+
 static void header(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "# perfscope report: ");
@@ -317,18 +350,7 @@ static void header(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "\n");
         free(text);
     }
-    struct sbuf facts = {0};
-    run_header_facts(&facts, m);
-    char *text = sbuf_take(&facts);
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = 0;
-        else
-            next = line + strlen(line);
-        sbuf_printf(b, "- %s\n", line);
-    }
-    free(text);
+    run_header_facts(b, m, fact_item);
 }
 
 static void cell_num(struct sbuf *b, int have, double v)
@@ -583,6 +605,13 @@ static void rows(struct sbuf *b, const struct run_model *m, const char *title, c
     }
 }
 
+static void serial_legend(struct sbuf *b)
+{
+    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it and holds %.0f%% or "
+                   "more of its CPU time in the group.\n",
+                100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
+}
+
 static void hot_section(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Hot functions\n\n");
@@ -592,9 +621,7 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
     }
     if (!m->prof)
         return;
-    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it and holds %.0f%% or "
-                   "more of its CPU time in the group.\n",
-                100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
+    serial_legend(b);
     int shown = 0;
     for (size_t i = 0; i < m->ngr; i++) {
         const struct group_result *g = &m->gr[i];
@@ -744,7 +771,8 @@ char *run_markdown_short(const struct run_model *m)
      * `perfscope record -- xz ...` user otherwise had to ask perfscope report for. */
     const struct hot_group *none = !m->ngr && m->prof ? hot_profile_group(m->prof, PHASES_NONE) : NULL;
     if (none && none->nself) {
-        sbuf_printf(&b, "\n## Hot functions, the whole run (perfscope report gives the inclusive ones)\n");
+        sbuf_printf(&b, "\n## Hot functions, the whole run (perfscope report gives the inclusive ones)\n\n");
+        serial_legend(&b);
         rows(&b, m, "self", none->self, none->nself, 0);
     }
     return sbuf_take(&b);

@@ -96,11 +96,11 @@ struct sbuf;
  * past them; raw, for the caller to clean or escape (render.c). 0 when meta.json has none. */
 int run_command_text(struct sbuf *b, const struct run_model *m);
 void run_shim_cost(struct sbuf *b, const struct run_model *m);
-/* The run's facts under its title and command, a line each ending in a newline, no markup: its
- * status, what was not measured, the sampling, the rate delivered, the shim's own cost
- * (run_shim_cost), the unsampled CPU and the machine before it. The one wording of them, for
- * this report's list and report.html's header. */
-void run_header_facts(struct sbuf *b, const struct run_model *m);
+/* The run's facts under its title and command, each line handed to emit (no newline, no
+ * markup): its status, what was not measured, the sampling, the rate delivered, the shim's own
+ * cost (run_shim_cost), the unsampled CPU and the machine before it. The one wording of them,
+ * for this report's list and report.html's header. */
+void run_header_facts(struct sbuf *b, const struct run_model *m, void (*emit)(struct sbuf *b, const char *line));
 /* The CPU column's head: "CPU s (user)" with the perf clock, "CPU s (user+sys)" with the tick
  * timer, which time the samples stand for (runmeta_cpu_counts); "CPU s" when unknown. */
 const char *run_cpu_header(const struct run_model *m);
