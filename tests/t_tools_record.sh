@@ -124,19 +124,29 @@ r = rec(["-o", "mk", "--no-report", "--", "sh", "-c", 'printf "%s|%s" "$LLMPERFS
 check(r.rc == 0 and r.stdout.decode() == "/tmp/elsewhere.markers|/tmp/elsewhere.markers",
       "the caller's PERFSCOPE_MARKERS is the file under both names: %r" % r.stdout)
 
+# A marker script recorded into OUT under sh (P: the perfscope tool, B: t_burn), then its report:
+# whether both exited 0, and the report's lines.
+def marked_report(out, script):
+    r = rec(["-o", out, "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool, B=target("t_burn")))
+    rep = run([tool, "report", out], env, timeout=120, what="perfscope report")
+    return r.rc == 0 and rep.rc == 0, rep.stdout.decode().splitlines()
+
+
+def starting(lines, prefix):
+    return [l for l in lines if l.startswith(prefix)]
+
+
 # A phase of a few counter periods or less: its host memory peak rests on the readings at its
 # boundaries and one or two between them, and the report says so (a 0.12 s phase has 3 or 4
 # readings, of which 1 or 2 periodic: it was not named when the two at its boundaries counted); a
 # phase of several periods is not named.
 script = ('"$P" mark short begin; "$P" mark short end; "$P" mark medium begin; sleep 0.12; "$P" mark medium end; '
           '"$P" mark long begin; sleep 0.8; "$P" mark long end')
-r = rec(["-o", "few", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool))
-rep = run([tool, "report", "few"], env, timeout=120, what="perfscope report")
-line = [l for l in rep.stdout.decode().splitlines() if l.startswith("host anon peak from few readings:")]
-check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and "medium (" in line[0]
-      and "long (" not in line[0],
+ok, lines = marked_report("few", script)
+line = starting(lines, "host anon peak from few readings:")
+check(ok and len(line) == 1 and "short (" in line[0] and "medium (" in line[0] and "long (" not in line[0],
       "the report names the short and medium phases' memory peaks as resting on few readings, not the long one's: %r"
-      % (line or rep.stdout.decode()[-800:],))
+      % (line or lines[-12:],))
 
 # A phase whose CPU rests on a few samples (t_burn's 30 ms, about 6 at 199 Hz; under load a
 # 15 ms burn took none) is named with its count and uncertainty, and so is an instant one (two
@@ -145,15 +155,12 @@ check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "short (" in line[0] and 
 script = ('"$P" mark instant begin; "$P" mark instant end; '
           '"$P" mark brief begin; "$B" 0.03 burn.jsonl brief; "$P" mark brief end; '
           '"$P" mark steady begin; "$B" 0.6 burn.jsonl steady; "$P" mark steady end')
-r = rec(["-o", "fewcpu", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool, B=target("t_burn")))
-rep = run([tool, "report", "fewcpu"], env, timeout=120, what="perfscope report")
-line = [l for l in rep.stdout.decode().splitlines() if l.startswith("CPU from few samples:")]
-check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and "brief (" in line[0] and "instant (0 in " in line[0]
-      and "steady (" not in line[0],
+ok, lines = marked_report("fewcpu", script)
+line = starting(lines, "CPU from few samples:")
+check(ok and len(line) == 1 and "brief (" in line[0] and "instant (0 in " in line[0] and "steady (" not in line[0],
       "the report names the brief and instant phases' CPU as resting on few samples, not the steady one's: %r"
-      % (line or rep.stdout.decode()[-800:],))
-check(not [l for l in rep.stdout.decode().splitlines() if l.startswith("phases inside phases:")],
-      "no phase held another: no line about nested phases")
+      % (line or lines[-12:],))
+check(not starting(lines, "phases inside phases:"), "no phase held another: no line about nested phases")
 
 # A run without markers: record's short report has no phases to show, so it shows the hottest
 # functions of the whole run (it stopped at "No phases" before).
@@ -167,11 +174,10 @@ check(r.rc == 0 and "No phases" in err and "| burn_main |" in hot,
 # which it holds (an outer "request" read 0.00 cores around a busy prefill and decode).
 script = ('"$P" mark request begin; "$P" mark prefill begin; "$B" 0.05 burn.jsonl p; "$P" mark prefill end; '
           '"$P" mark decode begin; "$B" 0.05 burn.jsonl d; "$P" mark decode end; "$P" mark request end')
-r = rec(["-o", "nest", "--no-report", "--", "sh", "-c", script], e=dict(env_mk, P=tool, B=target("t_burn")))
-rep = run([tool, "report", "nest"], env, timeout=120, what="perfscope report")
-line = [l for l in rep.stdout.decode().splitlines() if l.startswith("phases inside phases:")]
-check(r.rc == 0 and rep.rc == 0 and len(line) == 1 and line[0].startswith("phases inside phases: request holds prefill, decode."),
-      "the report says the request phase holds prefill and decode: %r" % (line or rep.stdout.decode()[-800:],))
+ok, lines = marked_report("nest", script)
+line = starting(lines, "phases inside phases:")
+check(ok and len(line) == 1 and line[0].startswith("phases inside phases: request holds prefill, decode."),
+      "the report says the request phase holds prefill and decode: %r" % (line or lines[-12:],))
 
 # Never renamed or removed: an OUT, or an older OUT.old, that is not a run folder (a user's folder
 # given as -o by mistake, a plain file): the run is refused (exit 2, one line), nothing touched.
