@@ -113,6 +113,26 @@ def test_warnings():
           "no warning where none is due")
 
 
+def test_all_dead():
+    """A matrix whose every case has a side with no usable run has no verdict at all: table.md
+    says so above compare.py's table (whose "neutral" stays) and the matrix exits 2 (DESIGN 11),
+    as diff does; one judged case among them is enough for exit 0 (test_warnings)."""
+    p = matrix({"defaults": {"binary": "engine"},
+                "cases": [{"label": "dead", "args": ["--crash-all"]}, {"label": "crash", "args": ["--crash-b"]}]},
+               "--a", "A=A", "--b", "B=B", "--precheck", "off", "--order", "AB", out="dead")
+    t = load("dead")
+    check(p.returncode == 2 and "no case has a verdict" in p.stderr,
+          "every case without a verdict: exit %d (%r)" % (p.returncode, p.stderr[-500:]))
+    md = open("dead/table.md").read()
+    check(md == table_md(t) and md.startswith("**No verdict** for dead: no usable run on side A and B") and
+          "\n**No verdict** for crash: no usable run on side B" in md and "| dead |" in md,
+          "table.md:\n%s" % md)
+    check(md in p.stdout, "the same table on stdout")
+    crash = [c for c in t["cases"] if c["label"] == "crash"][0]["warnings"]
+    check(any("(A: 0 of 1 dropped; B: 1 of 1 dropped: 1 with status \"exit 3\")" in w for w in crash) and
+          "sampled" not in json.dumps(crash), "crash: A's usable run not counted as dropped (%s)" % crash)
+
+
 def test_profile():
     """--profile 2: two sampled runs a side after the judged arms, in profile_* folders, never
     judged; their function-level diff in functions.md, functions.json and functions.html (one
@@ -140,6 +160,6 @@ if __name__ == "__main__":
     os.environ["MATRIX_TEST_NO_SLEEP"] = "1"  # the engines' sleeps are not needed here
     build("A", {"prefill": 0.15, "decode": 0.20})
     build("B", {"prefill": 0.1875, "decode": 0.16})
-    for t in (test_default_order, test_side_settings, test_warnings, test_profile):
+    for t in (test_default_order, test_side_settings, test_warnings, test_all_dead, test_profile):
         t()
     finish()

@@ -114,7 +114,11 @@ def table_md(table):
     """compare.py's write_table, written again here from its description."""
     cols = [("prefill_tps", "pp"), ("decode_tps", "tg"), ("gpu_peak_mib", "GPU mem"),
             ("host_anon_peak_mib", "host anon"), ("load_s", "load"), ("decode_j_per_token", "tg J/tok")]
-    out = ["| case | " + " | ".join("%s %s/%s" % (t, table["b"], table["a"]) for _, t in cols) + " | verdict |",
+    # Beyond write_table: above it, a line per case with no verdict (a side with no usable run).
+    pre = ["**No verdict** for %s: %s. Its verdict in the table is compare.py's word, which stays."
+           % (c["label"], w[len("no verdict: "):]) for c in table["cases"]
+           for w in c.get("warnings", []) if w.startswith("no verdict: ")]
+    out = (pre + [""] if pre else []) + ["| case | " + " | ".join("%s %s/%s" % (t, table["b"], table["a"]) for _, t in cols) + " | verdict |",
            "|---|" + "---:|" * len(cols) + "---|"]
     for c in table["cases"]:
         if "skipped" in c:
@@ -202,6 +206,9 @@ def test_ab():
     check("| mixed | **0.800** worse | 1.250 better |" in md and "tradeoff: costs prefill_tps" in md,
           "table.md mixed line:\n%s" % md)
     check("| crash |" in md and "neutral (2 arms failed)" in md, "table.md crash line")
+    check(md.startswith("**No verdict** for crash: no usable run on side B") and
+          md.count("**No verdict**") == 2 and "**No verdict** for hang: " in md,
+          "table.md says first that crash and hang have no verdict:\n%s" % md)
     check(not [f for f in os.listdir("out") if ".tmp." in f], "no temporary files left")
 
 

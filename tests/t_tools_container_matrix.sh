@@ -33,11 +33,13 @@ EOF
 "$TOOL" matrix cases.json --a a=/opt/a --b b=/opt/b --order AB --timeout 120 --precheck off \
   --out mx >mx.log 2>&1
 rc=$?
-check "matrix exit $rc: $(tail -n 5 mx.log)" [ "$rc" -eq 0 ]
+# Every arm's engine exits 7 here, so no case has a verdict: exit 2, said (DESIGN 11).
+check "matrix exit $rc (2: no verdict): $(tail -n 5 mx.log)" [ "$rc" -eq 2 ]
+check "the matrix says there is no verdict: $(tail -n 5 mx.log)" grep -q "no case has a verdict" mx.log
 "$TOOL" matrix hang.json --a a=/opt/a --b b=/opt/b --order A --timeout 3 --precheck off \
   --out hx >hx.log 2>&1
 rc=$?
-check "hang matrix exit $rc: $(tail -n 5 hx.log)" [ "$rc" -eq 0 ]
+check "hang matrix exit $rc (2: its one arm timed out, no verdict): $(tail -n 5 hx.log)" [ "$rc" -eq 2 ]
 left=$(docker ps -aq --filter "ancestor=$IMAGE")
 check "no container left behind: $left" [ -z "$left" ]
 

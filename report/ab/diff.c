@@ -432,8 +432,9 @@ int cmd_diff(int argc, char **argv)
         /* compare.py's table of dropped runs still reads "Verdict: **neutral**": the first line
          * says there is none, before anyone reads that (DESIGN 11). */
         for (size_t i = 0; no_verdict && i < w.n; i++)
-            if (strncmp(w.line[i], "no verdict", 10) == 0)
-                printf("**No verdict**: %s. The table below is compare.py's, whose words stay.\n\n", w.line[i] + 12);
+            if (strncmp(w.line[i], WARN_NO_VERDICT, strlen(WARN_NO_VERDICT)) == 0)
+                printf("**No verdict**: %s. The table below is compare.py's, whose words stay.\n\n",
+                       w.line[i] + strlen(WARN_NO_VERDICT));
         render_diff(stdout, &d, "A", "B");
         render_stats(&d, st, &w);
     }
@@ -441,7 +442,7 @@ int cmd_diff(int argc, char **argv)
     /* On stderr: every warning under the table; with --json (where stats.warnings holds them
      * all) only the one that says there is no verdict. */
     for (size_t i = 0; i < w.n; i++)
-        if (!o.json || (no_verdict && strncmp(w.line[i], "no verdict", 10) == 0))
+        if (!o.json || (no_verdict && strncmp(w.line[i], WARN_NO_VERDICT, strlen(WARN_NO_VERDICT)) == 0))
             report_fail("warning: %s", w.line[i]);
     diff_free(&d);
     /* A table of dropped runs is no verdict: exit 2. The JSON keeps compare.py's object, exit 0. */

@@ -646,6 +646,12 @@ static int matrix_main(struct matrix_opts *op)
     if (md)
         fputs(md, stdout);
     free(md);
+    fflush(stdout);
+    /* A table of dropped runs is no verdict (DESIGN 11): exit 2 when no case has one. */
+    if (matrix_judged_none(table)) {
+        report_fail("matrix: no case has a verdict: each has a side with no usable run");
+        rc = REPORT_BAD_INPUT;
+    }
 out:
     cJSON_Delete(table);
     cJSON_Delete(noise);

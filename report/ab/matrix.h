@@ -56,6 +56,10 @@ int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *c
 /* table.md of a matrix.json object, as compare.py's write_table; NULL when out of memory. */
 char *matrix_table(const cJSON *table);
 
+/* 1 when cases ran and none of them has a verdict (each has a side with no usable run): the
+ * matrix then exits 2, as diff does with no verdict; 0 otherwise. */
+int matrix_judged_none(const cJSON *table);
+
 int cmd_matrix(int argc, char **argv);
 
 #endif

@@ -1,9 +1,12 @@
 /* matrix_table.c: table.md of a matrix, line for line as compare.py's write_table: per case the
  * B/A ratio of six metrics (marked better or **worse**), the verdict, failed arms and what a
  * regression costs; then, beyond it, the warnings (the matrix's and each case's), one line each
- * under the table. It must only read the matrix object and never print a ratio that is null. */
+ * under the table. Above the table, one line per case that has no verdict (a side with no usable
+ * run), so that its "neutral (N arms failed)" is not read as one (DESIGN 11). It must only read
+ * the matrix object and never print a ratio that is null. */
 #include "matrix.h"
 #include "sbuf.h"
+#include "warn.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -93,10 +96,52 @@ static void case_line(struct sbuf *b, const cJSON *c)
     sbuf_printf(b, " |\n");
 }
 
+/* The case's "no verdict: ..." warning (warn_no_verdict's), or NULL when it was judged. */
+static const char *no_verdict(const cJSON *c)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
+        if (cJSON_IsString(w) && strncmp(w->valuestring, WARN_NO_VERDICT, strlen(WARN_NO_VERDICT)) == 0)
+            return w->valuestring;
+    return NULL;
+}
+
+int matrix_judged_none(const cJSON *table)
+{
+    int ran = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(table, "cases"))
+    {
+        if (cJSON_GetObjectItemCaseSensitive(c, "skipped"))
+            continue;
+        if (!no_verdict(c))
+            return 0;
+        ran = 1;
+    }
+    return ran;
+}
+
 char *matrix_table(const cJSON *table)
 {
     struct sbuf b = {0};
     const char *a = text(table, "a"), *bn = text(table, "b");
+    /* As diff's first line: the word in the case's line below is compare.py's, not a verdict. */
+    const cJSON *c;
+    int said = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(table, "cases"))
+    {
+        const char *why = no_verdict(c);
+        if (!why)
+            continue;
+        sbuf_printf(&b, "**No verdict** for ");
+        sbuf_clean(&b, text(c, "label"), 0);
+        sbuf_printf(&b, ": ");
+        sbuf_clean(&b, why + strlen(WARN_NO_VERDICT), 0);
+        sbuf_printf(&b, ". Its verdict in the table is compare.py's word, which stays.\n");
+        said = 1;
+    }
+    if (said)
+        sbuf_printf(&b, "\n");
     sbuf_printf(&b, "| case |");
     for (size_t i = 0; i < NCOL; i++) {
         sbuf_printf(&b, " %s ", columns[i].title);
@@ -110,7 +155,6 @@ char *matrix_table(const cJSON *table)
         sbuf_printf(&b, "---:|");
     sbuf_printf(&b, "---|\n");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(table, "cases");
-    const cJSON *c;
     cJSON_ArrayForEach(c, cases)
         case_line(&b, c);
     /* Beyond write_table: the warnings, the matrix's own, then each case's, under the table. */

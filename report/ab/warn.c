@@ -62,15 +62,18 @@ void warn_few_runs(struct warnings *w, const struct diff_result *d)
     }
 }
 
-/* Why the runs of one side were dropped, counted: "2 sampled (perturbed), 1 status timeout". */
+/* Why the runs of one side were dropped, counted: "2 sampled (perturbed), 1 status timeout".
+ * Usable runs are not counted: the other side may be the one with none. */
 static void dropped_reasons(const cJSON *const *runs, size_t n, char *buf, size_t size)
 {
     size_t perturbed = 0, len = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n; i++) {
+        if (judge_usable(runs[i]))
+            continue;
         const cJSON *st = json_get(runs[i], "status");
         int ok = cJSON_IsString(st) && strcmp(st->valuestring, "ok") == 0;
-        if (ok) {
+        if (ok) { /* status ok, not usable: sampled */
             perturbed++;
             continue;
         }
@@ -109,7 +112,7 @@ int warn_no_verdict(struct warnings *w, const struct diff_result *d,
     dropped_reasons(runs_b, nb, why[1], sizeof why[1]);
     const char *sides = !d->usable_a && !d->usable_b ? "A and B" : !d->usable_a ? "A" : "B";
     int sampled = strstr(why[0], "sampled") || strstr(why[1], "sampled");
-    warn_add(w, "no verdict: no usable run on side %s, so nothing was judged (A: %zu of %zu "
+    warn_add(w, WARN_NO_VERDICT "no usable run on side %s, so nothing was judged (A: %zu of %zu "
                 "dropped%s%s; B: %zu of %zu dropped%s%s)%s",
              sides, na - d->usable_a, na, why[0][0] ? ": " : "", why[0],
              nb - d->usable_b, nb, why[1][0] ? ": " : "", why[1],

@@ -31,8 +31,9 @@ size_t warn_runs_needed(void);
  * prefill_tps, decode_tps; at least 4 runs a side are needed". */
 void warn_few_runs(struct warnings *w, const struct diff_result *d);
 
-/* When a side has no usable run (every one failed or was sampled): "no verdict: ..." with the
- * reasons counted, and 1; 0 when both sides have one. side_name: "A", "B". */
+/* When a side has no usable run (every one failed or was sampled): WARN_NO_VERDICT "..." with
+ * the reasons counted, and 1; 0 when both sides have one. Readers find the line by its start. */
+#define WARN_NO_VERDICT "no verdict: "
 int warn_no_verdict(struct warnings *w, const struct diff_result *d,
                     const cJSON *const *runs_a, size_t na, const cJSON *const *runs_b, size_t nb);
 
