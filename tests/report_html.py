@@ -131,6 +131,19 @@ def main():
     head = re.search(r"\| wall s \| (CPU s[^|]*?) \|", md)
     check(head and ("<th>%s</th>" % html.escape(head.group(1))) in text,
           "report.html's CPU column is report.md's %r" % (head and head.group(1)))
+    # What report.md has beside the tables is on the page too, in the same words: each group's
+    # busiest thread, the serial marks by the one rule (the page once marked rows by the wall
+    # share alone) and the log.
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    busiest = [l for l in md.splitlines() if l.startswith("Busiest thread: ")]
+    check(busiest and all(b in plain for b in busiest),
+          "report.html holds report.md's %d busiest-thread lines: missing %r" % (len(busiest), [b for b in busiest if b not in plain]))
+    check(md.count(" | serial | ") == text.count("<td>serial</td>"),
+          "serial marks: report.md %d, report.html %d" % (md.count(" | serial | "), text.count("<td>serial</td>")))
+    log_md = md.split("\n## Log (perfscope.log)\n\n", 1)[-1].strip().strip("`").strip()
+    log_page = re.search(r"<h2>Log \(perfscope.log\)</h2>\s*(?:<p>(.*?)</p>|<pre[^>]*>(.*?)</pre>)", text, re.S)
+    check(log_page and html.unescape(log_page.group(1) or log_page.group(2)).strip() == log_md,
+          "report.html's log is report.md's %r: %r" % (log_md[:200], log_page and log_page.group(0)[:200]))
     prof = json.load(open(os.path.join(out, "profile.json")))
     folded = os.path.join(out, "stacks.folded")
     first = expect["frames"][0]

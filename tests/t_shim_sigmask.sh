@@ -124,6 +124,14 @@ for mode in ("handler", "raw"):
     check(m is not None and float(m.group(1)) >= 0.5 * total,
           "the report of %s: the phase work's unsampled CPU (%s) for %.3f s of the workers:\n%s"
           % (out, m and m.group(1), total, text[:3000]))
+    # report.html has the same section: the same threads and the same group figure.
+    page = open(os.path.join(out, "report.html"), encoding="utf-8").read()
+    tids = sorted(re.findall(r"^\| \d+ \| (\d+) \| ", text, re.M))
+    sec = page.split("<h2>Unsampled CPU (unsampled.jsonl)</h2>", 1)
+    page_tids = sorted(re.findall(r'<tr><td class="num">\d+</td><td class="num">(\d+)</td>', sec[1].split("<h2>")[0])) if len(sec) == 2 else []
+    check(len(tids) == 2 and page_tids == tids and m is not None and
+          ('<tr><td>work</td><td class="num">%s</td></tr>' % m.group(1)) in page,
+          "report.html of %s: unsampled threads %s, report.md's %s" % (out, page_tids, tids))
     rj = json.load(open(os.path.join(out, "run.json")))
     un = rj.get("unsampled", {})
     check(un.get("cpu_s", 0) >= 0.5 * total and len(un.get("threads", [])) == 2 and un.get("groups", {}).get("work", 0) > 0,

@@ -2,7 +2,8 @@
  * run model: the figures per phase group (the same columns, units and decimals as the terminal
  * report), a timeline of the phases and the run's processes, power per energy domain and memory
  * over time (one point per counters.jsonl reading, the phases shaded), a flame graph per phase
- * group (from flame.json) and the hot-function tables. It must only read the model and never
+ * group (from flame.json) with its busiest thread and hot-function tables, the unsampled CPU and
+ * the log, in render.c's words (its run_* sentences and rules). It must only read the model and never
  * work out a figure the model does not hold: power between two readings is the difference of
  * the model's cumulative energy over their interval, memory the readings themselves. */
 #include "runmodel.h"
@@ -99,13 +100,6 @@ static void cell(struct sbuf *b, int have, const char *fmt, double v)
     sbuf_printf(b, "</td>");
 }
 
-/* The terminal report's number format (render.c's num): precision to suit the size. */
-static const char *num_fmt(double v)
-{
-    double a = fabs(v);
-    return a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : a >= 1 || a == 0 ? "%.3f" : "%.4g";
-}
-
 static void fact_item(struct sbuf *b, const char *line)
 {
     sbuf_printf(b, "<li>");
@@ -154,9 +148,9 @@ static void figures(struct html_page *p, const struct run_model *m)
         cell(b, g->b.tokens >= 0, "%.0f", (double)g->b.tokens);
         cell(b, g->b.tokens_per_s >= 0, "%.1f", g->b.tokens_per_s);
         int e = g->have_total && g->total.available;
-        cell(b, e, num_fmt(g->total.j), g->total.j);
+        cell(b, e, run_num_fmt(g->total.j), g->total.j);
         double jt = g->b.tokens > 0 ? g->total.j / (double)g->b.tokens : 0;
-        cell(b, e && g->b.tokens > 0, num_fmt(jt), jt);
+        cell(b, e && g->b.tokens > 0, run_num_fmt(jt), jt);
         cell(b, g->have_gpu, "%.0f", g->gpu_above_mib);
         cell(b, g->have_host, "%.1f", g->host_kib / 1024);
         sbuf_printf(b, "<td class=\"num\">%llu</td></tr>\n", (unsigned long long)g->samples);
@@ -308,24 +302,24 @@ static void memory_chart(struct html_page *p, const struct run_model *m, const s
 
 /* ---- per group: the flame graph and the hot functions ---- */
 
-static void hot_rows(struct sbuf *b, const char *title, const struct hot_row *r, size_t n, double wall_s)
+static void hot_rows(struct sbuf *b, const struct run_model *m, const char *title, const struct hot_row *r, size_t n,
+                     double wall_s)
 {
     if (!n)
         return;
-    sbuf_printf(b, "<table class=\"ps-hot\">\n<tr><th>%s</th><th>share</th><th>CPU s</th><th>threads</th>"
-                   "<th>busiest thread s</th><th>%% of wall</th><th></th><th>source</th></tr>\n", title);
+    sbuf_printf(b, "<table class=\"ps-hot\">\n<tr><th>%s</th><th>share</th><th>", title);
+    html_text(b, run_cpu_header(m));
+    sbuf_printf(b, "</th><th>threads</th><th>busiest thread s</th><th>%% of wall</th><th></th><th>source</th></tr>\n");
     for (size_t i = 0; i < n; i++) {
-        double pct = r[i].pct_wall;
-        if (pct < 0 && r[i].busiest_s >= 0 && wall_s > 0)
-            pct = 100 * r[i].busiest_s / wall_s;
+        double pct = run_row_pct_wall(&r[i], wall_s);
         sbuf_printf(b, "<tr><td>");
         html_text(b, r[i].name);
         sbuf_printf(b, "</td><td class=\"num\">%.1f%%</td>", 100 * r[i].share);
-        cell(b, r[i].cpu_s >= 0, num_fmt(r[i].cpu_s), r[i].cpu_s);
+        cell(b, r[i].cpu_s >= 0, run_num_fmt(r[i].cpu_s), r[i].cpu_s);
         cell(b, r[i].threads >= 0, "%.0f", r[i].threads);
-        cell(b, r[i].busiest_s >= 0, num_fmt(r[i].busiest_s), r[i].busiest_s);
+        cell(b, r[i].busiest_s >= 0, run_num_fmt(r[i].busiest_s), r[i].busiest_s);
         cell(b, pct >= 0, "%.1f", pct);
-        sbuf_printf(b, "<td>%s</td><td>", pct >= 100 * SERIAL_SHARE ? "serial" : "");
+        sbuf_printf(b, "<td>%s</td><td>", run_row_serial(&r[i], wall_s) == 1 ? "serial" : "");
         html_text(b, r[i].source);
         sbuf_printf(b, "</td></tr>\n");
     }
@@ -338,8 +332,9 @@ static void hot_rows(struct sbuf *b, const char *title, const struct hot_row *r,
 #define HTML_FRAMES 12000
 #define HTML_FRAMES_MIN 300
 
-static int group_flame(struct html_page *p, const struct run_model *m, const char *name, const struct hot_group *hg,
-                       double wall_s, const char *caption, uint64_t samples)
+/* g: the phase group (its busiest thread), NULL for samples outside every phase. */
+static int group_flame(struct html_page *p, const struct run_model *m, const struct group_result *g, const char *name,
+                       const struct hot_group *hg, double wall_s, const char *caption, uint64_t samples)
 {
     int oom = 0;
     size_t budget = m->samples ? (size_t)((double)HTML_FRAMES * (double)samples / (double)m->samples) : HTML_FRAMES;
@@ -354,9 +349,20 @@ static int group_flame(struct html_page *p, const struct run_model *m, const cha
         html_text(&p->b, name);
         sbuf_printf(&p->b, "\">\n");
         html_flame(p, caption, tree, note);
+        if (g) {
+            struct sbuf line = {0};
+            run_busiest_line(&line, g);
+            char *text = sbuf_take(&line);
+            if (text && *text) {
+                sbuf_printf(&p->b, "<p class=\"ps-busiest\">");
+                html_text(&p->b, text);
+                sbuf_printf(&p->b, "</p>\n");
+            }
+            free(text);
+        }
         if (hg) {
-            hot_rows(&p->b, "self", hg->self, hg->nself, wall_s);
-            hot_rows(&p->b, "inclusive", hg->incl, hg->nincl, wall_s);
+            hot_rows(&p->b, m, "self", hg->self, hg->nself, wall_s);
+            hot_rows(&p->b, m, "inclusive", hg->incl, hg->nincl, wall_s);
         }
         sbuf_printf(&p->b, "</section>\n");
     }
@@ -376,13 +382,86 @@ static int groups(struct html_page *p, const struct run_model *m)
     sbuf_printf(&p->b, "<p class=\"ps-note\">Width is samples; click a frame to zoom, hover for its details. Hatched: "
                        "inlined into its caller; grey, cross-hatched: a stack cut at the sampler's max frames.</p>\n");
     for (size_t i = 0; i < m->ngr; i++)
-        if (group_flame(p, m, m->gr[i].name, m->gr[i].prof, m->gr[i].b.wall_s, m->gr[i].name, m->gr[i].samples) != 0)
+        if (group_flame(p, m, &m->gr[i], m->gr[i].name, m->gr[i].prof, m->gr[i].b.wall_s, m->gr[i].name, m->gr[i].samples) != 0)
             return -1;
     if (m->none_samples &&
-        group_flame(p, m, PHASES_NONE, hot_profile_group(m->prof, PHASES_NONE), 0, "(none): outside every phase",
+        group_flame(p, m, NULL, PHASES_NONE, hot_profile_group(m->prof, PHASES_NONE), 0, "(none): outside every phase",
                     m->none_samples) != 0)
         return -1;
     return 0;
+}
+
+/* ---- what the text report has beside: the unsampled CPU and the log ---- */
+
+static void unsampled(struct html_page *p, const struct run_model *m)
+{
+    const struct unsampled *u = &m->un;
+    struct sbuf *b = &p->b;
+    if (u->cpu_s <= 0 && !u->bad)
+        return;
+    html_h2(p, "Unsampled CPU (unsampled.jsonl)");
+    if (u->cpu_s > 0) {
+        sentence(b, run_unsampled_intro, m, "<p>", ".</p>\n");
+        sbuf_printf(b, "<table class=\"ps-unsampled\">\n<tr><th>pid</th><th>tid</th><th>thread</th>"
+                       "<th>CPU s (user+sys)</th></tr>\n");
+        size_t order[RUN_UNSAMPLED_SHOWN];
+        double shown_s;
+        size_t n = run_unsampled_top(u, order, RUN_UNSAMPLED_SHOWN, &shown_s);
+        for (size_t i = 0; i < n; i++) {
+            const struct unsampled_thread *t = &u->thread[order[i]];
+            sbuf_printf(b, "<tr><td class=\"num\">%ld</td><td class=\"num\">%ld</td><td>", t->pid, t->tid);
+            html_text(b, t->comm[0] ? t->comm : "-");
+            sbuf_printf(b, "</td><td class=\"num\">%.3f</td></tr>\n", t->cpu_s);
+        }
+        struct sbuf more = {0};
+        run_unsampled_more(&more, u, n);
+        char *text = sbuf_take(&more);
+        if (text && *text) {
+            sbuf_printf(b, "<tr><td></td><td></td><td>");
+            html_text(b, text);
+            sbuf_printf(b, "</td><td class=\"num\">%.3f</td></tr>\n", u->cpu_s - shown_s);
+        }
+        free(text);
+        sbuf_printf(b, "</table>\n<table class=\"ps-unsampled\">\n<tr><th>group</th>"
+                       "<th>unsampled CPU s (user+sys)</th></tr>\n");
+        for (size_t g = 0; g <= u->ngroups; g++) {
+            if (u->group_cpu_s[g] <= 0)
+                continue;
+            sbuf_printf(b, "<tr><td>");
+            html_text(b, g < u->ngroups ? m->s.phases->groups[g] : PHASES_NONE);
+            sbuf_printf(b, "</td><td class=\"num\">%.3f</td></tr>\n", u->group_cpu_s[g]);
+        }
+        sbuf_printf(b, "</table>\n");
+    }
+    if (u->bad) {
+        struct sbuf bad = {0};
+        run_unsampled_bad(&bad, u);
+        char *text = sbuf_take(&bad);
+        sbuf_printf(b, "<p class=\"ps-note\">");
+        if (text)
+            html_text(b, text);
+        sbuf_printf(b, ".</p>\n");
+        free(text);
+    }
+}
+
+static void log_lines(struct html_page *p, const struct run_model *m)
+{
+    struct sbuf *b = &p->b;
+    const struct run_log *log = &m->s.log;
+    html_h2(p, "Log (perfscope.log)");
+    if (run_log_none(m)) {
+        sbuf_printf(b, "<p>%s</p>\n", run_log_none(m));
+        return;
+    }
+    sbuf_printf(b, "<pre class=\"ps-log\">");
+    for (size_t i = 0; i < log->n; i++) {
+        html_text(b, log->line[i]);
+        sbuf_printf(b, "%s\n", log->cut[i] ? " [cut]" : "");
+    }
+    if (log->more)
+        sbuf_printf(b, "... %zu more lines\n", log->more);
+    sbuf_printf(b, "</pre>\n");
 }
 
 char *run_html(const struct run_model *m)
@@ -393,6 +472,7 @@ char *run_html(const struct run_model *m)
     html_page_begin(&p, title);
     header(&p, m);
     figures(&p, m);
+    unsampled(&p, m);
     struct span s = run_span(m);
     timeline(&p, m, &s);
     html_h2(&p, "Power and memory over time");
@@ -402,5 +482,6 @@ char *run_html(const struct run_model *m)
         sbuf_free(&p.b);
         return NULL;
     }
+    log_lines(&p, m);
     return html_page_end(&p);
 }

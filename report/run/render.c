@@ -10,20 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A number with precision to suit its size. */
-static void num(struct sbuf *b, double v)
+const char *run_num_fmt(double v)
 {
     double a = fabs(v);
-    if (a >= 1000)
-        sbuf_printf(b, "%.0f", v);
-    else if (a >= 100)
-        sbuf_printf(b, "%.1f", v);
-    else if (a >= 10)
-        sbuf_printf(b, "%.2f", v);
-    else if (a >= 1 || a == 0)
-        sbuf_printf(b, "%.3f", v);
-    else
-        sbuf_printf(b, "%.4g", v);
+    return a >= 1000 ? "%.0f" : a >= 100 ? "%.1f" : a >= 10 ? "%.2f" : a >= 1 || a == 0 ? "%.3f" : "%.4g";
+}
+
+static void num(struct sbuf *b, double v)
+{
+    sbuf_printf(b, run_num_fmt(v), v);
 }
 
 static const char *meta_str(const struct run_model *m, const char *obj, const char *key)
@@ -612,6 +607,19 @@ static void serial_legend(struct sbuf *b)
                 100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
 }
 
+void run_busiest_line(struct sbuf *b, const struct group_result *g)
+{
+    const struct hot_group *p = g->prof;
+    if (!p || !p->have_busiest || g->busiest_share < 0)
+        return;
+    sbuf_printf(b, "Busiest thread: %lld (", p->busiest_tid);
+    sbuf_clean(b, p->busiest_name, 0);
+    sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall", p->busiest_cpu_s, 100 * g->busiest_share);
+    if (g->busiest_cpu_share >= 0)
+        sbuf_printf(b, ", %.0f%% of the group's CPU", 100 * g->busiest_cpu_share);
+    sbuf_printf(b, "%s", g->serial == 1 ? ": the group is serial on it" : "");
+}
+
 static void hot_section(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Hot functions\n\n");
@@ -630,14 +638,12 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
             continue;
         shown++;
         sbuf_printf(b, "\n### %s\n", g->name);
-        if (p->have_busiest && g->busiest_share >= 0) {
-            sbuf_printf(b, "\nBusiest thread: %lld (", p->busiest_tid);
-            sbuf_clean(b, p->busiest_name, 0);
-            sbuf_printf(b, "), %.3f CPU s, %.0f%% of the wall", p->busiest_cpu_s, 100 * g->busiest_share);
-            if (g->busiest_cpu_share >= 0)
-                sbuf_printf(b, ", %.0f%% of the group's CPU", 100 * g->busiest_cpu_share);
-            sbuf_printf(b, "%s\n", g->serial == 1 ? ": the group is serial on it" : "");
-        }
+        struct sbuf line = {0};
+        run_busiest_line(&line, g);
+        char *text = sbuf_take(&line);
+        if (text && *text)
+            sbuf_printf(b, "\n%s\n", text);
+        free(text);
         rows(b, m, "self", p->self, p->nself, g->b.wall_s);
         rows(b, m, "inclusive", p->incl, p->nincl, g->b.wall_s);
     }
@@ -682,39 +688,69 @@ static int by_cpu_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+size_t run_unsampled_top(const struct unsampled *u, size_t *order, size_t cap, double *shown_s)
+{
+    size_t *all = malloc((u->nthreads ? u->nthreads : 1) * sizeof *all), n = 0;
+    *shown_s = 0;
+    if (!all)
+        return 0;
+    for (size_t i = 0; i < u->nthreads; i++)
+        all[i] = i;
+    un_sorting = u;
+    qsort(all, u->nthreads, sizeof *all, by_cpu_desc);
+    for (; n < u->nthreads && n < cap; n++) {
+        order[n] = all[n];
+        *shown_s += u->thread[all[n]].cpu_s;
+    }
+    free(all);
+    return n;
+}
+
+void run_unsampled_intro(struct sbuf *b, const struct run_model *m)
+{
+    sbuf_printf(b, "These threads ran with SIGPROF blocked where the shim could not keep it open (the "
+                   "target's own SIGPROF handler, a raw rt_sigprocmask, setcontext): %.3f CPU s that no "
+                   "sample stands for, not in the CPU s, shares and hot functions above",
+                m->un.cpu_s);
+}
+
+void run_unsampled_more(struct sbuf *b, const struct unsampled *u, size_t shown)
+{
+    if (shown < u->nthreads || u->other_lines)
+        sbuf_printf(b, "%s%zu more thread%s", u->other_lines ? "over " : "", u->nthreads - shown,
+                    u->nthreads - shown == 1 && !u->other_lines ? "" : "s");
+}
+
+void run_unsampled_bad(struct sbuf *b, const struct unsampled *u)
+{
+    if (u->bad)
+        sbuf_printf(b, "%zu bad line%s skipped (the first: line %zu)", u->bad, u->bad == 1 ? "" : "s",
+                    u->first_bad_line);
+}
+
 static void unsampled_section(struct sbuf *b, const struct run_model *m)
 {
-    enum { THREADS_SHOWN = 32 };
     const struct unsampled *u = &m->un;
     if (u->cpu_s <= 0 && !u->bad)
         return;
     sbuf_printf(b, "\n## Unsampled CPU (unsampled.jsonl)\n\n");
     if (u->cpu_s > 0) {
-        sbuf_printf(b, "These threads ran with SIGPROF blocked where the shim could not keep it open (the "
-                       "target's own SIGPROF handler, a raw rt_sigprocmask, setcontext): %.3f CPU s that no "
-                       "sample stands for, not in the CPU s, shares and hot functions above.\n\n"
-                       "| pid | tid | thread | CPU s (user+sys) |\n|---:|---:|---|---:|\n",
-                    u->cpu_s);
-        size_t *order = malloc((u->nthreads ? u->nthreads : 1) * sizeof *order);
-        size_t n = 0;
-        double shown_s = 0;
-        if (order) {
-            for (size_t i = 0; i < u->nthreads; i++)
-                order[i] = i;
-            un_sorting = u;
-            qsort(order, u->nthreads, sizeof *order, by_cpu_desc);
-            for (; n < u->nthreads && n < THREADS_SHOWN; n++) {
-                const struct unsampled_thread *t = &u->thread[order[n]];
-                sbuf_printf(b, "| %ld | %ld | ", t->pid, t->tid);
-                sbuf_clean(b, t->comm[0] ? t->comm : "-", 1);
-                sbuf_printf(b, " | %.3f |\n", t->cpu_s);
-                shown_s += t->cpu_s;
-            }
-            free(order);
+        run_unsampled_intro(b, m);
+        sbuf_printf(b, ".\n\n| pid | tid | thread | CPU s (user+sys) |\n|---:|---:|---|---:|\n");
+        size_t order[RUN_UNSAMPLED_SHOWN];
+        double shown_s;
+        size_t n = run_unsampled_top(u, order, RUN_UNSAMPLED_SHOWN, &shown_s);
+        for (size_t i = 0; i < n; i++) {
+            const struct unsampled_thread *t = &u->thread[order[i]];
+            sbuf_printf(b, "| %ld | %ld | ", t->pid, t->tid);
+            sbuf_clean(b, t->comm[0] ? t->comm : "-", 1);
+            sbuf_printf(b, " | %.3f |\n", t->cpu_s);
         }
-        if (n < u->nthreads || u->other_lines)
-            sbuf_printf(b, "| | | %s%zu more thread%s | %.3f |\n", u->other_lines ? "over " : "", u->nthreads - n,
-                        u->nthreads - n == 1 && !u->other_lines ? "" : "s", u->cpu_s - shown_s);
+        if (n < u->nthreads || u->other_lines) {
+            sbuf_printf(b, "| | | ");
+            run_unsampled_more(b, u, n);
+            sbuf_printf(b, " | %.3f |\n", u->cpu_s - shown_s);
+        }
         sbuf_printf(b, "\n| group | unsampled CPU s (user+sys) |\n|---|---:|\n");
         for (size_t g = 0; g <= u->ngroups; g++) {
             if (u->group_cpu_s[g] <= 0)
@@ -724,17 +760,24 @@ static void unsampled_section(struct sbuf *b, const struct run_model *m)
             sbuf_printf(b, " | %.3f |\n", u->group_cpu_s[g]);
         }
     }
-    if (u->bad)
-        sbuf_printf(b, "%s%zu bad line%s skipped (the first: line %zu).\n", u->cpu_s > 0 ? "\n" : "", u->bad,
-                    u->bad == 1 ? "" : "s", u->first_bad_line);
+    if (u->bad) {
+        sbuf_printf(b, "%s", u->cpu_s > 0 ? "\n" : "");
+        run_unsampled_bad(b, u);
+        sbuf_printf(b, ".\n");
+    }
+}
+
+const char *run_log_none(const struct run_model *m)
+{
+    return m->s.log.n ? NULL : m->s.log.present ? "Empty." : "No perfscope.log: nothing went wrong.";
 }
 
 static void log_section(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Log (perfscope.log)\n\n");
     const struct run_log *log = &m->s.log;
-    if (!log->n) {
-        sbuf_printf(b, "%s\n", log->present ? "Empty." : "No perfscope.log: nothing went wrong.");
+    if (run_log_none(m)) {
+        sbuf_printf(b, "%s\n", run_log_none(m));
         return;
     }
     sbuf_printf(b, "```\n");

@@ -121,6 +121,23 @@ void run_cpu_few_samples(struct sbuf *b, const struct run_model *m);
  * ("request 2.0 s wall, 0.00 cores" around a busy prefill and decode). One sentence, no markup;
  * nothing when no phase is nested. The one wording of it, for this report and report.html. */
 void run_nested_groups(struct sbuf *b, const struct run_model *m);
+/* The printf format of a figure with precision to suit its size ("%.3f" from 1 to 10): the one
+ * rule for the report's numbers, in the text and report.html. */
+const char *run_num_fmt(double v);
+/* A group's busiest thread: "Busiest thread: TID (NAME), X CPU s, Y% of the wall, Z% of the
+ * group's CPU[: the group is serial on it]"; no markup; nothing when unknown. */
+void run_busiest_line(struct sbuf *b, const struct group_result *g);
+/* The Unsampled CPU section's parts, for this report and report.html: its opening sentence; the
+ * threads shown (at most cap, the busiest first: their indices in order, their CPU summed into
+ * shown_s) and the "N more threads" of the rest (nothing when none); the bad-lines sentence. */
+#define RUN_UNSAMPLED_SHOWN 32
+void run_unsampled_intro(struct sbuf *b, const struct run_model *m);
+size_t run_unsampled_top(const struct unsampled *u, size_t *order, size_t cap, double *shown_s);
+void run_unsampled_more(struct sbuf *b, const struct unsampled *u, size_t shown);
+void run_unsampled_bad(struct sbuf *b, const struct unsampled *u);
+/* What the Log section says when perfscope.log has no line ("Empty.", or that there is none),
+ * NULL when it has lines. */
+const char *run_log_none(const struct run_model *m);
 /* The report as one self-contained HTML page (html_run.c), in a new buffer; NULL when out of
  * memory. */
 char *run_html(const struct run_model *m);
