@@ -112,10 +112,18 @@ int warn_no_verdict(struct warnings *w, const struct diff_result *d,
     dropped_reasons(runs_b, nb, why[1], sizeof why[1]);
     const char *sides = !d->usable_a && !d->usable_b ? "A and B" : !d->usable_a ? "A" : "B";
     int sampled = strstr(why[0], "sampled") || strstr(why[1], "sampled");
-    warn_add(w, WARN_NO_VERDICT "no usable run on side %s, so nothing was judged (A: %zu of %zu "
-                "dropped%s%s; B: %zu of %zu dropped%s%s)%s",
-             sides, na - d->usable_a, na, why[0][0] ? ": " : "", why[0],
-             nb - d->usable_b, nb, why[1][0] ? ": " : "", why[1],
+    /* Per side: "2 of 3 dropped: ...", or "no run" (a matrix's refused arms are none). */
+    char side[2][400];
+    const size_t n[2] = {na, nb}, usable[2] = {d->usable_a, d->usable_b};
+    for (int s = 0; s < 2; s++) {
+        if (!n[s])
+            snprintf(side[s], sizeof side[s], "no run");
+        else
+            snprintf(side[s], sizeof side[s], "%zu of %zu dropped%s%.300s", n[s] - usable[s], n[s],
+                     why[s][0] ? ": " : "", why[s]);
+    }
+    warn_add(w, WARN_NO_VERDICT "no usable run on side %s, so nothing was judged (A: %s; B: %s)%s", sides,
+             side[0], side[1],
              sampled ? "; a sampled run is never judged: perfscope diff --profiles compares the "
                        "functions of such runs" : "");
     return 1;
