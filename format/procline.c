@@ -40,15 +40,19 @@ static void read_figures(const cJSON *o, struct proc_line *l)
     l->sampled_cpu_s = figure(s, "sampled_cpu_s");
     l->shim_threads_cpu_s = figure(s, "shim_threads_cpu_s");
     l->unsampled_cpu_s = figure(s, "unsampled_cpu_s");
+    l->samples_without_libunwind = figure(s, "samples_without_libunwind");
     l->have_figures = l->n_samples >= 0 && l->distinct_samples >= 0 && l->sampled_cpu_s >= 0 &&
                       l->shim_threads_cpu_s >= 0 && l->unsampled_cpu_s >= 0;
     if (!l->have_figures)
         l->n_samples = l->distinct_samples = l->sampled_cpu_s = l->shim_threads_cpu_s = l->unsampled_cpu_s = 0;
+    if (!l->have_figures || l->samples_without_libunwind > l->n_samples)
+        l->samples_without_libunwind = -1;
 }
 
 int procline_read(const cJSON *o, struct proc_line *l)
 {
     memset(l, 0, sizeof *l);
+    l->samples_without_libunwind = -1;
     const char *ev = string_of(o, "event");
     l->pid = whole_of(o, "pid");
     if (!ev || !l->pid)

@@ -24,6 +24,9 @@ struct proc_line {
      * meta.json's), each a finite number >= 0; have_figures 0 when absent or malformed. */
     int have_figures;
     double n_samples, distinct_samples, sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
+    /* of n_samples, those walked by frame pointers where libunwind was to walk them (it was
+     * not loaded yet, or not usable then); -1 where the line has no such figure (an older shim) */
+    double samples_without_libunwind;
 };
 
 /* 0, or -1 when the object is no process line (no whole pid in 1..INT_MAX, no event string). */

@@ -68,6 +68,11 @@ static int take(cJSON *o, size_t lineno, void *arg)
         s->sampled_cpu_s += pl.sampled_cpu_s;
         s->shim_threads_cpu_s += pl.shim_threads_cpu_s;
         s->unsampled_cpu_s += pl.unsampled_cpu_s;
+        if (pl.samples_without_libunwind >= 0) {
+            s->fp_images++;
+            s->fp_samples += pl.samples_without_libunwind;
+            s->fp_of_samples += pl.n_samples;
+        }
     }
     uint64_t key[1] = {(uint64_t)pl.pid};
     uint64_t *v = hmap_get(&r->last, key, NULL);

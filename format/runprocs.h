@@ -35,11 +35,13 @@ struct run_procs {
     /* The run's sampling, summed over every exit and exec line with figures (each image's
      * own): images counted, samples, distinct samples (signals), the CPU seconds they sample
      * (the clock's base: user with the perf clock, user+sys with the tick timer), the shim's
-     * threads' and the unsampled CPU s. An image without such a line (killed, a raw
-     * exit_group, still running) is not in the sums. */
+     * threads' and the unsampled CPU s; of the samples, those walked by frame pointers where
+     * libunwind was to walk them (over the images whose lines say: fp_images of them). An image
+     * without such a line (killed, a raw exit_group, still running) is not in the sums. */
     struct run_sampling {
-        size_t images;
+        size_t images, fp_images;
         double samples, distinct_samples, sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
+        double fp_samples, fp_of_samples; /* the frame-pointer ones, and the samples they are of */
     } sampling;
 };
 

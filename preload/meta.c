@@ -660,6 +660,7 @@ void meta_image_figures(struct meta_image_figures *out)
     exit_figures(&f);
     out->samples = f.taken;
     out->distinct_samples = f.signals;
+    out->samples_without_libunwind = f.no_libunwind;
     out->sampled_cpu_s = f.cpu_s;
     out->shim_threads_cpu_s = f.shim_threads_cpu_s;
     out->unsampled_cpu_s = f.unsampled_cpu_s;

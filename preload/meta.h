@@ -38,7 +38,7 @@ void meta_after_fork(void);
  * procs.jsonl exit and exec lines: procs.c). The CPU times are this image's: since
  * meta_image_start, so an exec'd image does not count its predecessor's. Async-signal-safe. */
 struct meta_image_figures {
-    uint64_t samples, distinct_samples;
+    uint64_t samples, distinct_samples, samples_without_libunwind;
     double sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
 };
 void meta_image_figures(struct meta_image_figures *out);

@@ -63,6 +63,8 @@ static int line_text(char *line, size_t size, size_t *len, const char *event, co
         safefmt_u64(&f, x.samples);
         safefmt_str(&f, ",\"distinct_samples\":");
         safefmt_u64(&f, x.distinct_samples);
+        safefmt_str(&f, ",\"samples_without_libunwind\":");
+        safefmt_u64(&f, x.samples_without_libunwind);
         safefmt_str(&f, ",\"sampled_cpu_s\":");
         safefmt_fixed(&f, x.sampled_cpu_s, 6);
         safefmt_str(&f, ",\"shim_threads_cpu_s\":");

@@ -287,6 +287,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     rec->weight = weight;
     rec->flags = 0;
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    int load_wanted = 0;
     if (pc_only) {
         rec->frames[0] = pc;
         rec->nframes = 1;
@@ -296,6 +297,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
         thread_count(&t->no_libunwind, weight);
+        load_wanted = unwinder != PS_UNWIND_FP && !atomic_load_explicit(&libunwind_ready, memory_order_relaxed);
     } else if (unwinder == PS_UNWIND_FP) {
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
     } else {
@@ -308,6 +310,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     ring_commit(t->ring);
     writer_note_sample();
+    if (load_wanted)
+        writer_wake_for_unwinder(); /* once an image: the pass it wakes sees this sample and starts the load */
     thread_count(&t->taken, weight);
     thread_count(&t->signals, 1);
     leave_handler(t, sig, si, outer, saved_errno);

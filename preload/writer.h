@@ -37,6 +37,9 @@ void writer_forget_after_fork(void);
 void writer_forget_fd(int fd);
 /* From the SIGPROF handler after each sample: wakes a writer sleeping its idle period. */
 void writer_note_sample(void);
+/* From the SIGPROF handler, once an image: a sample had to walk frame pointers because libunwind
+ * is not loaded yet; the writer passes now, which starts the load. Async-signal-safe. */
+void writer_wake_for_unwinder(void);
 /* The writer's passes so far on its own thread (its wakeups: meta.json's shim cost). */
 uint64_t writer_pass_count(void);
 /* Passes the leader's watcher ran for the writer at its own wakeups (no wakeup of their own). */

@@ -289,6 +289,14 @@ static void header_facts_text(struct sbuf *b, const struct run_model *m)
             sbuf_printf(b, "delivered: %.0f distinct samples per sampled CPU s (%.0f weighted), over %zu process image%s "
                            "and %.3f sampled CPU s\n",
                         hz, run_sampling_hz_weighted(rs), rs->images, rs->images == 1 ? "" : "s", rs->sampled_cpu_s);
+        /* Stacks libunwind was to walk but frame pointers did (its load comes with a process's
+         * first sample): in code without frame pointers they stop short. */
+        if (rs->fp_samples > 0 && rs->fp_of_samples > 0)
+            sbuf_printf(b, "stacks by frame pointers: %.0f of %.0f samples (%.1f%%) were walked before libunwind was "
+                           "loaded in their process, or where it could not be used: in code without frame pointers "
+                           "such a stack stops short, so an outer function's inclusive share may read low by up to "
+                           "that much\n",
+                        rs->fp_samples, rs->fp_of_samples, 100 * rs->fp_samples / rs->fp_of_samples);
     }
     sentence(b, run_shim_cost, m, "", "\n");
     if (m->un.cpu_s > 0)

@@ -328,6 +328,8 @@ cJSON *run_json(const struct run_model *m)
             add_num(s, "sampled_cpu_s", rs->sampled_cpu_s);
             add_num(s, "shim_threads_cpu_s", rs->shim_threads_cpu_s);
             add_num(s, "unsampled_cpu_s", rs->unsampled_cpu_s);
+            if (rs->fp_images)
+                cJSON_AddNumberToObject(s, "samples_without_libunwind", rs->fp_samples);
             if (run_sampling_hz_delivered(rs) >= 0) {
                 add_num(s, "hz_delivered", run_sampling_hz_delivered(rs));
                 add_num(s, "hz_weighted", run_sampling_hz_weighted(rs));
