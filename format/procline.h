@@ -24,8 +24,9 @@ struct proc_line {
      * meta.json's), each a finite number >= 0; have_figures 0 when absent or malformed. */
     int have_figures;
     double n_samples, distinct_samples, sampled_cpu_s, shim_threads_cpu_s, unsampled_cpu_s;
-    /* of n_samples, those walked by frame pointers where libunwind was to walk them (it was
-     * not loaded yet, or not usable then); -1 where the line has no such figure (an older shim) */
+    /* of n_samples, those walked by frame pointers where libunwind was to walk them (not
+     * loaded yet, or not usable for that sample; 0 with PERFSCOPE_UNWIND=fp, where none was
+     * to); -1 where the line has no such figure (an older shim) */
     double samples_without_libunwind;
 };
 

@@ -296,8 +296,10 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
                                       !t->unw_ok || !stack_room_for_libunwind(t) || !dlbusy_handler_enter()))) {
         rec->flags |= PS_REC_NO_LIBUNWIND;
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
-        thread_count(&t->no_libunwind, weight);
-        load_wanted = unwinder != PS_UNWIND_FP && !atomic_load_explicit(&libunwind_ready, memory_order_relaxed);
+        if (unwinder != PS_UNWIND_FP) { /* with fp asked for, every stack is walked so: none is counted */
+            thread_count(&t->no_libunwind, weight);
+            load_wanted = !atomic_load_explicit(&libunwind_ready, memory_order_relaxed);
+        }
     } else if (unwinder == PS_UNWIND_FP) {
         rec->nframes = unwind_fp(uc, t, rec->frames, max);
     } else {

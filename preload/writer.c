@@ -83,7 +83,7 @@ static _Atomic int writer_idle;
 static _Atomic int hosted;
 static _Atomic uint64_t writer_passes;
 static pthread_t writer_thread;
-static int writer_running;
+static _Atomic int writer_running; /* read by writer_wake_for_unwinder in the handler */
 
 /* The io lock is a spin flag with a deadline, not a mutex: the fatal-signal path takes it, and
  * must give up rather than hang if the thread it interrupted already holds it. */
@@ -1029,16 +1029,19 @@ void writer_rehost(void)
 }
 
 /* From the SIGPROF handler, at an image's first sample walked by frame pointers because
- * libunwind is not loaded yet: a pass now, whose flush starts the load
+ * libunwind is not loaded yet, in the run's leader only: a pass now, whose flush starts the load
  * (sampler_warm_libunwind_soon), rather than at the writer's first timed pass, 10 ms or more
  * in. Until the load, code built without frame pointers (CPython, most of a distribution's
  * libraries) cuts those stacks short: a Python driver at 997 Hz had 7-12 of its first samples
- * so, 2-5 with this. Once an image (and once in a fork child); async-signal-safe. */
+ * so, 2-5 with this. Not in the other processes: the load costs a process about 1 ms of CPU
+ * (a loop of 4 ms processes at 997 Hz: +1.08 ms each, 8 of 8 rounds), which the lazy load
+ * spares those that end within 10 ms; the leader pays it once a run. Async-signal-safe. */
 static _Atomic int unwinder_wake_sent;
 
 void writer_wake_for_unwinder(void)
 {
-    if (!writer_running || atomic_load_explicit(&unwinder_wake_sent, memory_order_relaxed) ||
+    if (!leader_is_us() || !atomic_load_explicit(&writer_running, memory_order_relaxed) ||
+        atomic_load_explicit(&unwinder_wake_sent, memory_order_relaxed) ||
         atomic_exchange(&unwinder_wake_sent, 1))
         return;
     int saved = errno;
@@ -1061,6 +1064,7 @@ void writer_forget_after_fork(void)
     writer_running = 0;
     atomic_store(&writer_idle, 0);
     atomic_store(&unwinder_wake_sent, 0); /* the parent's load may not have begun */
+    atomic_store(&wake_pending, 0);       /* a wake the parent's writer had not taken yet */
     atomic_store(&writer_passes, 0);
     atomic_store(&hosted, 0);
     atomic_store(&hosted_passes, 0);

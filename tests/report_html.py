@@ -138,6 +138,7 @@ def main():
     busiest = [l for l in md.splitlines() if l.startswith("Busiest thread: ")]
     check(busiest and all(b in plain for b in busiest),
           "report.html holds report.md's %d busiest-thread lines: missing %r" % (len(busiest), [b for b in busiest if b not in plain]))
+    check(" | serial | " not in md or "serial: one thread spent" in plain, "report.html marks rows serial without the legend")
     check(md.count(" | serial | ") == text.count("<td>serial</td>"),
           "serial marks: report.md %d, report.html %d" % (md.count(" | serial | "), text.count("<td>serial</td>")))
     log_md = md.split("\n## Log (perfscope.log)\n\n", 1)[-1].strip().strip("`").strip()

@@ -8,8 +8,10 @@
 #   ends (return from main, _exit, a fatal SIGTERM), and the symbolizer resolves them to the
 #   function that ran.
 # - libunwind (with its liblzma) is loaded at a process's first sample, never at its start: a
-#   process that took none has neither mapped; one that took one has it mapped soon after (the
-#   sample wakes the writer; at 997 Hz only, where it can be told from the first timed pass).
+#   process that took none has neither mapped. In the run's leader the first sample wakes the
+#   writer, which starts the load at once; any other process waits for the writer's first timed
+#   pass, 10 ms in, so one that ends sooner never pays it (at 997 Hz only, where the two can be
+#   told apart).
 # - An image that took no sample leaves its file name free: after `sh -c 'exec t_short ...'` the
 #   one file of that pid holds t_short's samples, and the symbolizer pairs it with t_short's
 #   executable (the last start line naming it), not with sh's.
@@ -89,18 +91,39 @@ else:
 # Until libunwind is loaded, samples walk frame pointers, which code built without them cuts
 # short. The first sample wakes the writer, whose pass starts the load: t_unwload burns 3 ms of
 # CPU (about 3 samples at 997 Hz), then sleeps and watches its maps. Waiting for the writer's
-# first timed pass (10 ms after its start) put the mapping 7 ms and more after the burn.
+# first timed pass (10 ms after its start) put the mapping 8.3-8.8 ms after the burn; now it
+# comes before the burn's end. Only runs whose burn ended within 7 ms of wall count (on a loaded
+# machine a longer one would meet the timed pass anyway), and the quickest of them is judged.
 if HZ > 199:
     delays = []
     for i in range(5):
         res = run([target("t_unwload"), "3"], shim_env("out-unwload-%d" % i, HZ=HZ), what="t_unwload 3")
         expect_ok(res, "t_unwload 3")
         burn_end, mapped = (float(x) for x in res.stdout.decode().split())
-        delays.append(mapped - burn_end if mapped >= 0 else float("inf"))
-    delay = sorted(delays)[len(delays) // 2]
-    info("libunwind mapped %s ms after a 3 ms burn at %d Hz (median %.2f)" % (["%.2f" % d for d in delays], HZ, delay))
-    check(delay < 5, "libunwind mapped a median %.2f ms after the first samples' burn (%s): the load waited for the "
-          "writer's timed pass" % (delay, ["%.2f" % d for d in delays]))
+        if burn_end < 7:
+            delays.append(mapped - burn_end if mapped >= 0 else float("inf"))
+    info("libunwind mapped %s ms after a 3 ms burn at %d Hz (runs whose burn ended within 7 ms)"
+         % (["%.2f" % d for d in delays], HZ))
+    if len(delays) >= 2:
+        check(min(delays) < 2, "libunwind mapped %.2f ms at the soonest after the first samples' burn (%s): the load "
+              "waited for the writer's timed pass" % (min(delays), ["%.2f" % d for d in delays]))
+    else:
+        info("the burns took over 7 ms of wall in %d of 5 runs (a loaded machine): the early load not judged"
+             % (5 - len(delays)))
+    # Only the run's leader loads it at once (once a run): in any other process the load (about
+    # 1 ms of CPU) waits for the writer's timed pass, so one that ends within 10 ms never pays it.
+    child = []
+    for i in range(3):
+        res = run(["sh", "-c", '"$0" 3; true', target("t_unwload")], shim_env("out-unwchild-%d" % i, HZ=HZ),
+                  what="sh -c 't_unwload 3; true'")
+        expect_ok(res, "sh -c 't_unwload 3; true'")
+        burn_end, mapped = (float(x) for x in res.stdout.decode().split())
+        if burn_end < 5:
+            child.append(mapped - burn_end if mapped >= 0 else float("inf"))
+    info("in a child, libunwind mapped %s ms after its burn" % ["%.2f" % d for d in child])
+    if child:
+        check(min(child) > 2.5, "a child process mapped libunwind %.2f ms after its 3 ms burn: the early load is the "
+              "leader's alone" % min(child))
     # Those first samples are counted per image in procs.jsonl, and the report says their share.
     out = "out-unwload-0"
     ends = [r.get("sampling", {}) for r in procs_of(out) if r["event"] in ("exit", "exec")]

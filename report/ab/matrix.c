@@ -411,7 +411,7 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
     size_t n = strlen(o->order);
     cJSON *runs[2][MATRIX_MAX_ORDER];
     char *dirs[2][MATRIX_MAX_ORDER];
-    size_t nr[2] = {0, 0};
+    size_t nr[2] = {0, 0}, refused[2] = {0, 0};
     static struct warnings w;
     memset(&w, 0, sizeof w);
     cJSON *arms = cJSON_CreateArray(), *profiles = cJSON_CreateArray();
@@ -431,6 +431,7 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
         cJSON_AddItemToArray(arms, record);
         if (r == 1) {
             printf("  refused: %s\n", cJSON_GetObjectItemCaseSensitive(record, "refused")->valuestring);
+            refused[side]++;
             continue;
         }
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(run, "status");
@@ -440,6 +441,11 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
         dirs[side][nr[side]] = cJSON_IsString(dir) ? dir->valuestring : "(no folder)";
         runs[side][nr[side]++] = run;
     }
+    /* A side left without runs by refusals: why it has none (its no-verdict line says "no run"). */
+    for (int s = 0; rc == 0 && s < 2; s++)
+        if (!nr[s] && refused[s])
+            warn_add(&w, "no run on side %s: its %zu arm%s refused (--precheck skip, the machine busy)",
+                     s ? "B" : "A", refused[s], refused[s] == 1 ? " was" : "s were");
     if (rc == 0 && o->profile > 0)
         rc = profile_case(o, c, case_dir, profiles, &w);
     if (rc == 0) {

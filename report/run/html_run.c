@@ -82,6 +82,8 @@ static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run
     struct sbuf t = {0};
     say(&t, m);
     char *s = sbuf_take(&t);
+    if (!s)
+        b->oom = 1;
     if (s && *s) {
         sbuf_printf(b, "%s", before);
         html_text(b, s);
@@ -333,6 +335,12 @@ static void hot_rows(struct sbuf *b, const struct run_model *m, const char *titl
 #define HTML_FRAMES_MIN 300
 
 /* g: the phase group (its busiest thread), NULL for samples outside every phase. */
+static void legend(struct sbuf *b, const struct run_model *m)
+{
+    (void)m;
+    run_serial_legend(b);
+}
+
 static int group_flame(struct html_page *p, const struct run_model *m, const struct group_result *g, const char *name,
                        const struct hot_group *hg, double wall_s, const char *caption, uint64_t samples)
 {
@@ -353,6 +361,8 @@ static int group_flame(struct html_page *p, const struct run_model *m, const str
             struct sbuf line = {0};
             run_busiest_line(&line, g);
             char *text = sbuf_take(&line);
+            if (!text)
+                p->b.oom = 1;
             if (text && *text) {
                 sbuf_printf(&p->b, "<p class=\"ps-busiest\">");
                 html_text(&p->b, text);
@@ -381,6 +391,7 @@ static int groups(struct html_page *p, const struct run_model *m)
     }
     sbuf_printf(&p->b, "<p class=\"ps-note\">Width is samples; click a frame to zoom, hover for its details. Hatched: "
                        "inlined into its caller; grey, cross-hatched: a stack cut at the sampler's max frames.</p>\n");
+    sentence(&p->b, legend, m, "<p class=\"ps-note\">", ".</p>\n");
     for (size_t i = 0; i < m->ngr; i++)
         if (group_flame(p, m, &m->gr[i], m->gr[i].name, m->gr[i].prof, m->gr[i].b.wall_s, m->gr[i].name, m->gr[i].samples) != 0)
             return -1;
@@ -416,6 +427,8 @@ static void unsampled(struct html_page *p, const struct run_model *m)
         struct sbuf more = {0};
         run_unsampled_more(&more, u, n);
         char *text = sbuf_take(&more);
+        if (!text)
+            b->oom = 1;
         if (text && *text) {
             sbuf_printf(b, "<tr><td></td><td></td><td>");
             html_text(b, text);
@@ -437,30 +450,33 @@ static void unsampled(struct html_page *p, const struct run_model *m)
         struct sbuf bad = {0};
         run_unsampled_bad(&bad, u);
         char *text = sbuf_take(&bad);
-        sbuf_printf(b, "<p class=\"ps-note\">");
-        if (text)
+        if (!text)
+            b->oom = 1;
+        else {
+            sbuf_printf(b, "<p class=\"ps-note\">");
             html_text(b, text);
-        sbuf_printf(b, ".</p>\n");
+            sbuf_printf(b, ".</p>\n");
+        }
         free(text);
     }
+}
+
+static void pre_line(struct sbuf *b, const char *line)
+{
+    html_text(b, line);
+    sbuf_printf(b, "\n");
 }
 
 static void log_lines(struct html_page *p, const struct run_model *m)
 {
     struct sbuf *b = &p->b;
-    const struct run_log *log = &m->s.log;
     html_h2(p, "Log (perfscope.log)");
     if (run_log_none(m)) {
         sbuf_printf(b, "<p>%s</p>\n", run_log_none(m));
         return;
     }
     sbuf_printf(b, "<pre class=\"ps-log\">");
-    for (size_t i = 0; i < log->n; i++) {
-        html_text(b, log->line[i]);
-        sbuf_printf(b, "%s\n", log->cut[i] ? " [cut]" : "");
-    }
-    if (log->more)
-        sbuf_printf(b, "... %zu more lines\n", log->more);
+    run_log_lines(b, m, pre_line);
     sbuf_printf(b, "</pre>\n");
 }
 

@@ -226,6 +226,8 @@ static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run
     struct sbuf t = {0};
     say(&t, m);
     char *s = sbuf_take(&t);
+    if (!s)
+        b->oom = 1;
     if (s && *s)
         sbuf_printf(b, "%s%s%s", before, s, after);
     free(s);
@@ -608,11 +610,17 @@ static void rows(struct sbuf *b, const struct run_model *m, const char *title, c
     }
 }
 
+void run_serial_legend(struct sbuf *b)
+{
+    sbuf_printf(b, "serial: one thread spent %.0f%% or more of the group's wall in it and holds %.0f%% or "
+                   "more of its CPU time in the group",
+                100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
+}
+
 static void serial_legend(struct sbuf *b)
 {
-    sbuf_printf(b, "`serial`: one thread spent %.0f%% or more of the group's wall in it and holds %.0f%% or "
-                   "more of its CPU time in the group.\n",
-                100 * SERIAL_SHARE, 100 * SERIAL_SHARE);
+    run_serial_legend(b);
+    sbuf_printf(b, ".\n");
 }
 
 void run_busiest_line(struct sbuf *b, const struct group_result *g)
@@ -649,6 +657,8 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
         struct sbuf line = {0};
         run_busiest_line(&line, g);
         char *text = sbuf_take(&line);
+        if (!text)
+            b->oom = 1;
         if (text && *text)
             sbuf_printf(b, "\n%s\n", text);
         free(text);
@@ -718,7 +728,7 @@ void run_unsampled_intro(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "These threads ran with SIGPROF blocked where the shim could not keep it open (the "
                    "target's own SIGPROF handler, a raw rt_sigprocmask, setcontext): %.3f CPU s that no "
-                   "sample stands for, not in the CPU s, shares and hot functions above",
+                   "sample stands for, not in the CPU s, shares and hot functions of this report",
                 m->un.cpu_s);
 }
 
@@ -780,21 +790,41 @@ const char *run_log_none(const struct run_model *m)
     return m->s.log.n ? NULL : m->s.log.present ? "Empty." : "No perfscope.log: nothing went wrong.";
 }
 
+void run_log_lines(struct sbuf *b, const struct run_model *m, void (*emit)(struct sbuf *b, const char *line))
+{
+    const struct run_log *log = &m->s.log;
+    for (size_t i = 0; i < log->n + (log->more > 0); i++) {
+        struct sbuf line = {0};
+        if (i < log->n) {
+            sbuf_clean(&line, log->line[i], 0);
+            sbuf_printf(&line, "%s", log->cut[i] ? " [cut]" : "");
+        } else {
+            sbuf_printf(&line, "... %zu more lines", log->more);
+        }
+        char *text = sbuf_take(&line);
+        if (!text) {
+            b->oom = 1;
+            return;
+        }
+        emit(b, text);
+        free(text);
+    }
+}
+
+static void code_line(struct sbuf *b, const char *line)
+{
+    sbuf_printf(b, "%s\n", line);
+}
+
 static void log_section(struct sbuf *b, const struct run_model *m)
 {
     sbuf_printf(b, "\n## Log (perfscope.log)\n\n");
-    const struct run_log *log = &m->s.log;
     if (run_log_none(m)) {
         sbuf_printf(b, "%s\n", run_log_none(m));
         return;
     }
     sbuf_printf(b, "```\n");
-    for (size_t i = 0; i < log->n; i++) {
-        sbuf_clean(b, log->line[i], 0);
-        sbuf_printf(b, "%s\n", log->cut[i] ? " [cut]" : "");
-    }
-    if (log->more)
-        sbuf_printf(b, "... %zu more lines\n", log->more);
+    run_log_lines(b, m, code_line);
     sbuf_printf(b, "```\n");
 }
 

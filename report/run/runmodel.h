@@ -135,6 +135,11 @@ void run_unsampled_intro(struct sbuf *b, const struct run_model *m);
 size_t run_unsampled_top(const struct unsampled *u, size_t *order, size_t cap, double *shown_s);
 void run_unsampled_more(struct sbuf *b, const struct unsampled *u, size_t shown);
 void run_unsampled_bad(struct sbuf *b, const struct unsampled *u);
+/* perfscope.log's lines as the Log section shows them, each handed to emit (no newline, no
+ * markup; control bytes cleaned): " [cut]" after a line cut short, "... N more lines" last. */
+void run_log_lines(struct sbuf *b, const struct run_model *m, void (*emit)(struct sbuf *b, const char *line));
+/* The legend of the hot tables' "serial" mark (SERIAL_SHARE), one sentence, no markup. */
+void run_serial_legend(struct sbuf *b);
 /* What the Log section says when perfscope.log has no line ("Empty.", or that there is none),
  * NULL when it has lines. */
 const char *run_log_none(const struct run_model *m);
