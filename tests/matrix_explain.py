@@ -128,6 +128,9 @@ def test_all_dead():
           "\n**No verdict** for crash: no usable run on side B" in md and "| dead |" in md,
           "table.md:\n%s" % md)
     check(md in p.stdout, "the same table on stdout")
+    check("  -> neutral:\n  no verdict: no usable run on side A and B (table.md says why)\n"
+          in p.stdout and "  no verdict: no usable run on side B (table.md says why)" in p.stdout,
+          "the case's log line is followed by its no-verdict line:\n%s" % p.stdout[-1500:])
     crash = [c for c in t["cases"] if c["label"] == "crash"][0]["warnings"]
     check(any("(A: 0 of 1 dropped; B: 1 of 1 dropped: 1 with status \"exit 3\")" in w for w in crash) and
           "sampled" not in json.dumps(crash), "crash: A's usable run not counted as dropped (%s)" % crash)

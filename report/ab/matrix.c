@@ -468,8 +468,8 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
             struct warnings front;
             memset(&front, 0, sizeof front);
             warn_few_runs(&front, &d);
-            warn_no_verdict(&front, &d, (const cJSON *const *)runs[0], nr[0],
-                            (const cJSON *const *)runs[1], nr[1]);
+            int no_verdict = warn_no_verdict(&front, &d, (const cJSON *const *)runs[0], nr[0],
+                                             (const cJSON *const *)runs[1], nr[1]);
             warn_no_throughput(&front, (const cJSON *const *)runs[0], nr[0], "A",
                                (const char *const *)dirs[0]);
             warn_no_throughput(&front, (const cJSON *const *)runs[1], nr[1], "B",
@@ -486,6 +486,10 @@ static int run_case(const struct matrix_opts *o, const struct mcase *c, const cJ
                     profiles = NULL;
                 }
                 say_result(&d);
+                /* compare.py's log line above reads as a verdict where there is none. */
+                if (no_verdict)
+                    printf("  no verdict: no usable run on side %s (table.md says why)\n",
+                           !d.usable_a && !d.usable_b ? "A and B" : !d.usable_a ? "A" : "B");
                 if (add_warnings(*entry, c->label, &front) != 0) {
                     report_fail("out of memory");
                     rc = -2;
