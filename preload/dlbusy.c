@@ -4,10 +4,14 @@
  * as it was. */
 #include "dlbusy.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +81,80 @@ void dlbusy_leave(void)
     busy_here--;
 }
 
+/* The loader's write lock, found at start (dlbusy_find_loader_lock); NULL when it was not. */
+static pthread_mutex_t *loader_write_lock;
+
+#define LOADER_LOCK_CANDIDATES 4
+struct lock_search {
+    const unsigned char *base;
+    size_t size;
+    pid_t tid;
+    int searched;
+    int n;
+    pthread_mutex_t *found[LOADER_LOCK_CANDIDATES];
+};
+
+/* A recursive mutex (glibc's layout, which is public: bits/struct_mutex.h) that tid holds. */
+static int held_recursive_by(const pthread_mutex_t *m, pid_t tid)
+{
+    return m->__data.__owner == tid && m->__data.__lock != 0 && m->__data.__count >= 1 &&
+           (m->__data.__kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP;
+}
+
+/* Inside dl_iterate_phdr: the loader's write lock is held by this thread (and nothing else of
+ * the loader's, the load lock being the only other recursive mutex in _rtld_global). Scanned
+ * once, at the first object. */
+static int search_held_locks(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info;
+    (void)size;
+    struct lock_search *s = data;
+    if (s->searched++)
+        return 1;
+    for (size_t off = 0; off + sizeof(pthread_mutex_t) <= s->size; off += _Alignof(pthread_mutex_t)) {
+        pthread_mutex_t *m = (pthread_mutex_t *)(uintptr_t)(s->base + off);
+        if (held_recursive_by(m, s->tid) && s->n < LOADER_LOCK_CANDIDATES)
+            s->found[s->n++] = m;
+    }
+    return 1;
+}
+
+int dlbusy_find_loader_lock(int (*iterate)(int (*cb)(struct dl_phdr_info *, size_t, void *), void *),
+                            char *why, size_t why_size)
+{
+    int saved = errno;
+    void *rtld_global = dlsym(RTLD_DEFAULT, "_rtld_global");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!rtld_global || !dladdr1(rtld_global, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size == 0) {
+        snprintf(why, why_size, "the dynamic loader exports no _rtld_global with a size");
+        errno = saved;
+        return -1;
+    }
+    struct lock_search s = {.base = rtld_global, .size = sym->st_size, .tid = (pid_t)syscall(SYS_gettid)};
+    iterate(search_held_locks, &s);
+    /* Held in the callback, not outside it: the load lock, held when this image is being
+     * dlopen'd, is held in both. */
+    int kept = 0;
+    for (int i = 0; i < s.n; i++)
+        if (!held_recursive_by(s.found[i], s.tid))
+            s.found[kept++] = s.found[i];
+    errno = saved;
+    if (kept != 1) {
+        snprintf(why, why_size, "%d recursive mutexes of _rtld_global (%zu bytes) are held inside dl_iterate_phdr "
+                 "and not outside it, where glibc has one", kept, (size_t)sym->st_size);
+        return -1;
+    }
+    loader_write_lock = s.found[0];
+    return 0;
+}
+
+/* Taken by anyone, or taken half-way: the lock word is set first and cleared last. */
+static int loader_lock_taken(void)
+{
+    return __atomic_load_n(&loader_write_lock->__data.__lock, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* The loader is adding or removing an object (r_debug's state, which glibc moves before it
  * takes the lock for that and after it lets go): a dlclose no wrapper saw (a failed dlopen's
  * clean-up, the C library's own) is then in progress. Base namespace only. */
@@ -87,11 +165,11 @@ static int loader_changing(void)
 
 int dlbusy_handler_enter(void)
 {
-    if (atomic_load(&given_up))
+    if (atomic_load(&given_up) || !loader_write_lock)
         return 0;
     walking_here++;
     atomic_fetch_add(&walking, 1);
-    if (atomic_load(&busy) > 0 || loader_changing()) {
+    if (atomic_load(&busy) > 0 || loader_changing() || loader_lock_taken()) {
         dlbusy_handler_leave();
         return 0;
     }

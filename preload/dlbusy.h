@@ -17,19 +17,39 @@
  * use of libunwind holds libunwind's cache lock across it, which a walk needs) and the shim's
  * (trivial callbacks that wait for nothing). A busy thread waits 100 ms at most in all: past
  * that libunwind is off in the handler for good (dlbusy_given_up). The handler side never
- * waits and is async-signal-safe. Not covered: a dlclose no wrapper sees that starts while a
- * walk is under way (the C library's own, a failed dlopen's clean-up; one already under way is
- * seen through r_debug's state), and namespaces other than the base one. */
+ * waits and is async-signal-safe.
+ *
+ * The loader's write lock itself: the handler also walks frame pointers while that lock is
+ * taken by anyone. A recursive mutex sets its owner after its lock word when taken and clears it
+ * before when let go; a handler that lands in between, in the very thread taking or letting go
+ * of it (dlopen adds each object to the list under it, with r_debug still saying "consistent"),
+ * and walks into dl_iterate_phdr waits for itself for good (t_exceptions' dlopen loop hung 2 runs
+ * in 600, the CI once). Reading the lock word covers any holder the wrappers never see: the
+ * loader's own dlopen and dlclose from inside the C library, a failed dlopen's clean-up.
+ * Not covered: a dlclose no wrapper sees that takes the lock after a walk has begun, and
+ * namespaces other than the base one. */
 #ifndef PERFSCOPE_DLBUSY_H
 #define PERFSCOPE_DLBUSY_H
+
+#include <link.h>
+#include <stddef.h>
+
+/* At start, before any sampling: finds the loader's write lock (glibc's, a recursive mutex at a
+ * private place in ld.so's _rtld_global) by calling iterate (the C library's dl_iterate_phdr) and
+ * looking for the one such mutex this thread owns inside the callback and not outside it. 0 when
+ * found; else -1 with why (the handler then never walks with libunwind: dlbusy_handler_enter
+ * says 0 every time). */
+int dlbusy_find_loader_lock(int (*iterate)(int (*cb)(struct dl_phdr_info *, size_t, void *), void *),
+                            char *why, size_t why_size);
 
 /* Around dlclose and a program's dl_iterate_phdr. */
 void dlbusy_enter(void);
 void dlbusy_leave(void);
 
 /* The handler, before a libunwind walk: 1 when it may walk (then dlbusy_handler_leave after
- * the walk), 0 when a thread is busy, the loader is changing its list, or a wait ran out (walk
- * frame pointers). */
+ * the walk), 0 when a thread is busy, the loader is changing its list, the loader's write lock
+ * is taken (by anyone: the interrupted thread itself may be half-way through taking or letting
+ * go of it), the lock was not found at start, or a wait ran out (walk frame pointers). */
 int dlbusy_handler_enter(void);
 void dlbusy_handler_leave(void);
 

@@ -19,13 +19,30 @@
 # - tests/targets/m_unwself.c: a thread walking its own stack with libunwind (which holds
 #   libunwind's cache lock across its dl_iterate_phdr) beside a sampled worker, for 2 s: it ends
 #   as without the shim, and no wait for the handler's walks ran out (perfscope.log). A version
-#   that made libunwind's own calls wait for the handler's walks deadlocked both threads.
+#   that made libunwind's own calls wait for the handler's walks deadlocked both threads;
+# - tests/targets/m_ldhalf.c: the loader's write lock half taken (lock word set, owner not yet)
+#   by the sampled thread itself for 0.1 s, in a function libunwind has not seen: it ends (the
+#   version before hung there for good, as t_exceptions' dlopen loop did in CI once), every
+#   sample of that 0.1 s walked frame pointers, and in the 0.1 s after it, with the lock let
+#   go, at least 90% of the samples hold the whole stack again (built without frame pointers).
+# - tests/dlbusy_unit.c: the handler's answer (walk or not) before and after the lock is looked
+#   for, when a search finds none, and with the lock held here, held by another thread, and
+#   with a thread busy.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
+CF="-std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer -pthread"
+gcc $CF -fPIC -ftls-model=initial-exec -fvisibility=hidden -I"$ROOT/include" -I"$ROOT/format" \
+  -c "$ROOT/preload/dlbusy.c" -o dlbusy.o || fail "preload/dlbusy.c does not build as the shim builds it"
+gcc $CF -I"$ROOT/preload" "$ROOT/tests/dlbusy_unit.c" dlbusy.o -o dlbusy_unit || fail "cannot build tests/dlbusy_unit.c"
+out=$(./dlbusy_unit 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] && grep -q '^ok [0-9]' <<<"$out" || fail "dlbusy_unit: exit $rc: $out"
 build_target m_dllock -fomit-frame-pointer
 build_target m_dlstorm -O2 -fomit-frame-pointer
 build_target m_unwself -Wl,--no-as-needed -lunwind
+build_target m_ldhalf -fomit-frame-pointer
 
 python3 - <<'EOF2'
 import os
@@ -87,5 +104,26 @@ require(res.rc == 0, "%s: %s (a deadlock ends in the timeout)" % (what, sig_name
 check(res.stdout == base.stdout, "%s: %r, without the shim %r" % (what, res.stdout, base.stdout))
 log = open(os.path.join("out-unwself", "perfscope.log"), errors="replace").read()
 check("waited 100 ms" not in log, "%s: a wait for the handler's walks ran out: %r" % (what, log[-400:]))
+
+what = "m_ldhalf under the shim"
+res = run([target("m_ldhalf")], shim_env("out-ldhalf", HZ=997, UNWIND="libunwind"), timeout=30, what=what)
+require(res.rc == 0, "%s: %s; stderr %r (a deadlock ends in the timeout)" % (what, sig_name(res.rc), res.stderr[-400:]))
+t0, t1, t2 = (int(x) for x in res.stdout.split())
+files = samples.bin_files("out-ldhalf")
+require(res.pid in files, "%s: no sample file" % what)
+sf = samples.read_samples(files[res.pid][0][1] + ".bin")
+half = [x for x in sf.samples if t0 <= x.t <= t1]
+after = [x for x in sf.samples if t1 < x.t <= t2]
+whole = [x for x in after if len(x.frames) >= 3]
+meta = samples.read_meta(os.path.join("out-ldhalf", "meta.json"))
+fp = meta.get("sampling", {}).get("samples_without_libunwind") or 0
+info("%s: %d samples with the lock half taken, %d walked by frame pointers in the whole run; after it %d of %d "
+     "hold 3 frames or more" % (what, len(half), fp, len(whole), len(after)))
+check(len(half) >= 50, "%s: %d samples in 0.1 s of CPU with the lock half taken" % (what, len(half)))
+check(fp >= len(half), "%s: %d samples walked by frame pointers, fewer than the %d taken with the lock half taken"
+      % (what, fp, len(half)))
+check(len(after) >= 50 and len(whole) >= 0.9 * len(after),
+      "%s: after the lock was let go, %d of %d samples hold 3 frames or more (libunwind not back)"
+      % (what, len(whole), len(after)))
 finish()
 EOF2
