@@ -94,16 +94,19 @@ struct lock_search {
     pthread_mutex_t *found[LOADER_LOCK_CANDIDATES];
 };
 
-/* A recursive mutex (glibc's layout, which is public: bits/struct_mutex.h) that tid holds. */
+/* A recursive mutex (glibc's layout, which is public: bits/struct_mutex.h) that tid holds. Read
+ * while other threads may write: only this thread's own holding is stable to the reading. */
 static int held_recursive_by(const pthread_mutex_t *m, pid_t tid)
 {
-    return m->__data.__owner == tid && m->__data.__lock != 0 && m->__data.__count >= 1 &&
-           (m->__data.__kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP;
+    return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == tid &&
+           __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0 &&
+           __atomic_load_n(&m->__data.__count, __ATOMIC_RELAXED) >= 1 &&
+           (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & 3) == PTHREAD_MUTEX_RECURSIVE_NP;
 }
 
-/* Inside dl_iterate_phdr: the loader's write lock is held by this thread (and nothing else of
- * the loader's, the load lock being the only other recursive mutex in _rtld_global). Scanned
- * once, at the first object. */
+/* Inside dl_iterate_phdr, which takes the loader's write lock alone (glibc 2.36: the load lock,
+ * the TLS lock and the unique-symbol locks, recursive too, are not taken by it). Scanned once,
+ * at the first object. */
 static int search_held_locks(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)info;
@@ -127,6 +130,7 @@ int dlbusy_find_loader_lock(int (*iterate)(int (*cb)(struct dl_phdr_info *, size
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
     if (!rtld_global || !dladdr1(rtld_global, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || sym->st_size == 0) {
+        dlerror(); /* the program's next dlerror() must not see the shim's failed lookup */
         snprintf(why, why_size, "the dynamic loader exports no _rtld_global with a size");
         errno = saved;
         return -1;
@@ -134,7 +138,7 @@ int dlbusy_find_loader_lock(int (*iterate)(int (*cb)(struct dl_phdr_info *, size
     struct lock_search s = {.base = rtld_global, .size = sym->st_size, .tid = (pid_t)syscall(SYS_gettid)};
     iterate(search_held_locks, &s);
     /* Held in the callback, not outside it: the load lock, held when this image is being
-     * dlopen'd, is held in both. */
+     * dlopen'd, is held in both; called from inside a callback, none is kept (not found). */
     int kept = 0;
     for (int i = 0; i < s.n; i++)
         if (!held_recursive_by(s.found[i], s.tid))
@@ -155,9 +159,10 @@ static int loader_lock_taken(void)
     return __atomic_load_n(&loader_write_lock->__data.__lock, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* The loader is adding or removing an object (r_debug's state, which glibc moves before it
- * takes the lock for that and after it lets go): a dlclose no wrapper saw (a failed dlopen's
- * clean-up, the C library's own) is then in progress. Base namespace only. */
+/* The loader is adding or removing an object (r_debug's state): a dlclose no wrapper saw (a
+ * failed dlopen's clean-up, the C library's own) is then in progress. Not a guard of the write
+ * lock on its own: dlopen adds its first object to the list before it moves the state (glibc
+ * 2.36 here), which loader_lock_taken covers. Base namespace only. */
 static int loader_changing(void)
 {
     return _r_debug.r_version != 0 && _r_debug.r_state != RT_CONSISTENT;

@@ -22,12 +22,14 @@
  * The loader's write lock itself: the handler also walks frame pointers while that lock is
  * taken by anyone. A recursive mutex sets its owner after its lock word when taken and clears it
  * before when let go; a handler that lands in between, in the very thread taking or letting go
- * of it (dlopen adds each object to the list under it, with r_debug still saying "consistent"),
- * and walks into dl_iterate_phdr waits for itself for good (t_exceptions' dlopen loop hung 2 runs
- * in 600, the CI once). Reading the lock word covers any holder the wrappers never see: the
- * loader's own dlopen and dlclose from inside the C library, a failed dlopen's clean-up.
- * Not covered: a dlclose no wrapper sees that takes the lock after a walk has begun, and
- * namespaces other than the base one. */
+ * of it (dlopen adds its first object to the list under it, with r_debug still saying
+ * "consistent"), and walks into dl_iterate_phdr waits for itself for good (t_exceptions' dlopen
+ * loop hung 2 runs in about 1,700 here, the CI once). Reading the lock word covers any holder
+ * the wrappers never see: the loader's own dlopen and dlclose from inside the C library, a
+ * failed dlopen's clean-up. Not covered: a holder no wrapper sees (a dlclose, a dl_iterate_phdr
+ * from inside the C library or through a pointer from dlsym(RTLD_NEXT)) that takes the lock
+ * after a walk has begun and then waits for the interrupted thread, and namespaces other than
+ * the base one. */
 #ifndef PERFSCOPE_DLBUSY_H
 #define PERFSCOPE_DLBUSY_H
 

@@ -418,6 +418,12 @@ int sampler_install(void)
     uintptr_t base = (uintptr_t)getauxval(AT_BASE);
     ps_real_dl_iterate_phdr(find_loader, &base);
     choose_unwinder();
+    char why[256];
+    if (unwinder != PS_UNWIND_FP && !pc_only && dlbusy_find_loader_lock(ps_real_dl_iterate_phdr, why, sizeof why) != 0) {
+        ps_log("the dynamic loader's write lock was not found (%s): every stack is walked by frame pointers, "
+               "since a libunwind walk in the handler could wait on that lock for good (preload/dlbusy.h)", why);
+        unwinder = PS_UNWIND_FP;
+    }
     if (unwinder != PS_UNWIND_FP && !pc_only && unwlib_prepare() != 0)
         unwinder = PS_UNWIND_FP; /* said in perfscope.log */
     /* libunwind is loaded here only where the program has it mapped already: its loading (0.2

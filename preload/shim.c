@@ -189,10 +189,6 @@ static void start_sampling(void)
         return;
     if (writer_open_files() != 0) /* names only: the files come with the first sample */
         return;
-    char why[256];
-    if (ps_cfg.unwind != PS_UNWIND_FP && dlbusy_find_loader_lock(ps_real_dl_iterate_phdr, why, sizeof why) != 0)
-        ps_log("the dynamic loader's write lock was not found (%s): every stack is walked by frame pointers, "
-               "since a libunwind walk in the handler could wait on that lock for good", why);
     clock_setup();
     if (sampler_install() != 0) {
         ps_log("cannot install the SIGPROF handler (%s): stack samples are off", strerror(errno));
