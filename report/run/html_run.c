@@ -81,9 +81,7 @@ static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run
 {
     struct sbuf t = {0};
     say(&t, m);
-    char *s = sbuf_take(&t);
-    if (!s)
-        b->oom = 1;
+    char *s = sbuf_take_for(&t, b);
     if (s && *s) {
         sbuf_printf(b, "%s", before);
         html_text(b, s);
@@ -334,13 +332,13 @@ static void hot_rows(struct sbuf *b, const struct run_model *m, const char *titl
 #define HTML_FRAMES 12000
 #define HTML_FRAMES_MIN 300
 
-/* g: the phase group (its busiest thread), NULL for samples outside every phase. */
 static void legend(struct sbuf *b, const struct run_model *m)
 {
     (void)m;
     run_serial_legend(b);
 }
 
+/* g: the phase group (its busiest thread), NULL for samples outside every phase. */
 static int group_flame(struct html_page *p, const struct run_model *m, const struct group_result *g, const char *name,
                        const struct hot_group *hg, double wall_s, const char *caption, uint64_t samples)
 {
@@ -360,9 +358,7 @@ static int group_flame(struct html_page *p, const struct run_model *m, const str
         if (g) {
             struct sbuf line = {0};
             run_busiest_line(&line, g);
-            char *text = sbuf_take(&line);
-            if (!text)
-                p->b.oom = 1;
+            char *text = sbuf_take_for(&line, &p->b);
             if (text && *text) {
                 sbuf_printf(&p->b, "<p class=\"ps-busiest\">");
                 html_text(&p->b, text);
@@ -426,9 +422,7 @@ static void unsampled(struct html_page *p, const struct run_model *m)
         }
         struct sbuf more = {0};
         run_unsampled_more(&more, u, n);
-        char *text = sbuf_take(&more);
-        if (!text)
-            b->oom = 1;
+        char *text = sbuf_take_for(&more, b);
         if (text && *text) {
             sbuf_printf(b, "<tr><td></td><td></td><td>");
             html_text(b, text);
@@ -449,10 +443,8 @@ static void unsampled(struct html_page *p, const struct run_model *m)
     if (u->bad) {
         struct sbuf bad = {0};
         run_unsampled_bad(&bad, u);
-        char *text = sbuf_take(&bad);
-        if (!text)
-            b->oom = 1;
-        else {
+        char *text = sbuf_take_for(&bad, b);
+        if (text) {
             sbuf_printf(b, "<p class=\"ps-note\">");
             html_text(b, text);
             sbuf_printf(b, ".</p>\n");

@@ -225,9 +225,7 @@ static void sentence(struct sbuf *b, void (*say)(struct sbuf *, const struct run
 {
     struct sbuf t = {0};
     say(&t, m);
-    char *s = sbuf_take(&t);
-    if (!s)
-        b->oom = 1;
+    char *s = sbuf_take_for(&t, b);
     if (s && *s)
         sbuf_printf(b, "%s%s%s", before, s, after);
     free(s);
@@ -656,9 +654,7 @@ static void hot_section(struct sbuf *b, const struct run_model *m)
         sbuf_printf(b, "\n### %s\n", g->name);
         struct sbuf line = {0};
         run_busiest_line(&line, g);
-        char *text = sbuf_take(&line);
-        if (!text)
-            b->oom = 1;
+        char *text = sbuf_take_for(&line, b);
         if (text && *text)
             sbuf_printf(b, "\n%s\n", text);
         free(text);
@@ -801,11 +797,9 @@ void run_log_lines(struct sbuf *b, const struct run_model *m, void (*emit)(struc
         } else {
             sbuf_printf(&line, "... %zu more lines", log->more);
         }
-        char *text = sbuf_take(&line);
-        if (!text) {
-            b->oom = 1;
+        char *text = sbuf_take_for(&line, b);
+        if (!text)
             return;
-        }
         emit(b, text);
         free(text);
     }

@@ -67,6 +67,14 @@ char *sbuf_take(struct sbuf *b)
     return p;
 }
 
+char *sbuf_take_for(struct sbuf *scratch, struct sbuf *into)
+{
+    char *p = sbuf_take(scratch);
+    if (!p)
+        into->oom = 1;
+    return p;
+}
+
 void sbuf_free(struct sbuf *b)
 {
     free(b->buf);

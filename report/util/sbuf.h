@@ -16,6 +16,9 @@ void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(pri
 void sbuf_clean(struct sbuf *b, const char *s, int table_cell);
 /* The text (caller frees), or NULL after out of memory; the buffer is empty again. */
 char *sbuf_take(struct sbuf *b);
+/* sbuf_take of a scratch buffer whose text goes into `into`: NULL marks `into` out of memory
+ * too, so a page or table built from such pieces is never written short. */
+char *sbuf_take_for(struct sbuf *scratch, struct sbuf *into);
 void sbuf_free(struct sbuf *b);
 
 #endif
