@@ -91,15 +91,20 @@ need_tool() {
 }
 
 # _build OUT SOURCE COMPILER ARGS...: compile once into $BUILD/tests; rebuild when the source,
-# burn.h or this file is newer. Writes to a temporary name, then renames (tests never see a
+# a header in tests/targets or this file is newer. Writes to a temporary name, then renames (tests never see a
 # half-written target).
 _build() {
     local out=$1 src=$2 cc=$3; shift 3
     mkdir -p "$TBUILD"
-    if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$ROOT/tests/targets/burn.h" ] \
-       && [ "$out" -nt "$ROOT/tests/targets/reftimer.h" ] && [ "$out" -nt "$ROOT/tests/lib.sh" ]; then
-        return 0
+    # Up to date: newer than its source, every header the targets share, and this file.
+    local dep fresh=0
+    if [ -f "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "$ROOT/tests/lib.sh" ]; then
+        fresh=1
+        for dep in "$ROOT"/tests/targets/*.h; do
+            [ "$out" -nt "$dep" ] || { fresh=0; break; }
+        done
     fi
+    [ "$fresh" -eq 1 ] && return 0
     local tmp
     tmp=$(mktemp "$out.XXXXXX")
     if ! "$cc" "${TCFLAGS[@]}" "$@" -o "$tmp" "$src" 2>"$tmp.err"; then

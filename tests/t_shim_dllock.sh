@@ -27,6 +27,12 @@
 #   frame-pointer walk gives one frame, libunwind five) and the run's frame-pointer count covers
 #   them all, and in the 0.1 s after it, with the lock let go, at least 90% of the samples hold
 #   3 frames or more again (at least half of 0.1 s x the rate delivered in each part);
+# - the same with tests/targets/m_phdrdefer.c preloaded after the shim (its dl_iterate_phdr runs
+#   the callbacks after the loader's lock is let go, so the shim's search for the lock finds
+#   nothing): it ends with the output it has without the shim's libunwind; perfscope.log says the
+#   lock was not found, meta.json's sampling.unwind is "fp", at least 90% of all samples are
+#   under 3 frames (walked by frame pointers: libunwind gives 3 or more), and those taken with
+#   the lock half taken are there;
 # - tests/dlbusy_unit.c: the handler's answer (walk or not) before and after the lock is looked
 #   for, when a search finds none, with the lock held here, held half-way here (word set, owner
 #   not), held by another thread, and with a thread busy; and the search run from a library's
@@ -49,6 +55,7 @@ build_target m_dllock -fomit-frame-pointer
 build_target m_dlstorm -O2 -fomit-frame-pointer
 build_target m_unwself -Wl,--no-as-needed -lunwind
 build_target m_ldhalf -fomit-frame-pointer
+build_lib m_phdrdefer -ldl
 
 python3 - <<'EOF2'
 import os
@@ -138,5 +145,33 @@ check(len(short) >= 0.9 * len(half) and fp >= len(half),
 check(len(after) >= need and len(whole) >= 0.9 * len(after),
       "%s: after the lock was let go, %d of %d samples hold 3 frames or more (libunwind not back)"
       % (what, len(whole), len(after)))
+
+what = "m_ldhalf under the shim with m_phdrdefer.so (the loader's lock not found)"
+env = shim_env("out-nolock", HZ=997, UNWIND="libunwind")
+env["LD_PRELOAD"] = SHIM + ":" + target("m_phdrdefer.so")
+res = run([target("m_ldhalf")], env, timeout=30, what=what)
+require(res.rc == 0, "%s: %s; stderr %r (a deadlock ends in the timeout)" % (what, sig_name(res.rc), res.stderr[-400:]))
+require(len(res.stdout.split()) == 3, "%s: output %r" % (what, res.stdout))
+t0, t1, t2 = (int(x) for x in res.stdout.split())
+log = open(os.path.join("out-nolock", "perfscope.log"), errors="replace").read()
+check("write lock was not found" in log, "%s: perfscope.log does not say the lock was not found: %r" % (what, log[-600:]))
+meta = samples.read_meta(os.path.join("out-nolock", "meta.json"))
+s = meta.get("sampling", {})
+files = samples.bin_files("out-nolock")
+require(res.pid in files, "%s: no sample file" % what)
+sf = samples.read_samples(files[res.pid][0][1] + ".bin")
+half = [x for x in sf.samples if t0 <= x.t <= t1]
+need = 0.5 * 0.1 * (s.get("hz_delivered") or 0)
+info("%s: unwind %r, %s samples, %s walked by frame pointers, %d with the lock half taken"
+     % (what, s.get("unwind"), s.get("samples"), s.get("samples_without_libunwind"), len(half)))
+check(s.get("unwind") == "fp", "%s: meta.json sampling.unwind %r" % (what, s.get("unwind")))
+# Built without frame pointers: a frame-pointer walk gives the PC alone, libunwind main and above
+# (as after the lock is let go in the run before).
+short = [x for x in sf.samples if len(x.frames) < 3]
+info("%s: %d of %d samples under 3 frames" % (what, len(short), len(sf.samples)))
+check(len(sf.samples) >= need and len(short) >= 0.9 * len(sf.samples),
+      "%s: %d of %d samples under 3 frames (a libunwind walk gives 3 or more)" % (what, len(short), len(sf.samples)))
+check(need >= 10 and len(half) >= need, "%s: %d samples in 0.1 s of CPU with the lock half taken (%r Hz delivered)"
+      % (what, len(half), s.get("hz_delivered")))
 finish()
 EOF2

@@ -1,7 +1,9 @@
 /* ldlock.h: the tests' own finder of glibc's loader write lock (m_ldhalf.c, dlbusy_unit.c),
  * written apart from the shim's (preload/dlbusy.c) so that a test can hold the lock half-taken
  * as the shim must see it: the one recursive mutex in ld.so's _rtld_global that this thread owns
- * inside a dl_iterate_phdr callback and not outside it. NULL when there is not exactly one. */
+ * inside a dl_iterate_phdr callback and not outside it. NULL when there is not exactly one. The
+ * search calls the C library's own dl_iterate_phdr, past any wrapper (the shim's, or
+ * m_phdrdefer.so's, which runs the callbacks after the lock is let go). */
 #ifndef PERFSCOPE_TEST_LDLOCK_H
 #define PERFSCOPE_TEST_LDLOCK_H
 
@@ -48,8 +50,14 @@ static pthread_mutex_t *ldlock_find(void)
     const ElfW(Sym) *sym = NULL;
     if (!g || !dladdr1(g, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym)
         return NULL;
+    void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+    int (*iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *) = NULL;
+    if (libc)
+        *(void **)&iterate = dlsym(libc, "dl_iterate_phdr");
+    if (!iterate)
+        return NULL;
     struct ldlock_search s = {.base = g, .size = sym->st_size, .tid = (pid_t)syscall(SYS_gettid)};
-    dl_iterate_phdr(ldlock_scan, &s);
+    iterate(ldlock_scan, &s);
     pthread_mutex_t *lock = NULL;
     int found = 0;
     for (int i = 0; i < s.n; i++)
