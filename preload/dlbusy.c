@@ -10,6 +10,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -18,13 +19,19 @@
 
 /* The longest a busy thread waits for walks: past it (a walk abandoned by a program's handler
  * that longjmp'd out of ours, or anything unforeseen) libunwind is off in the handler for good
- * and nothing waits again: a one-off delay and frame-pointer stacks, never a hang. */
+ * and nothing waits again: a one-off delay and frame-pointer stacks, never a hang. A walk that
+ * was only slow (its thread preempted, throttled by a CPU quota, stopped) may go on after the
+ * wait ran out: its next lookup is refused (dlbusy_lookup_enter), and the lookups already
+ * inside the C library are waited for, so the busy thread never takes the loader's lock while
+ * such a walk can still ask for it. */
 #define DLBUSY_WAIT_NS 100000000LL
 
 static _Atomic int busy;            /* threads inside dlclose or a program's dl_iterate_phdr */
 static _Atomic int walking;         /* handlers walking a stack with libunwind */
 static _Atomic int waiters;         /* busy threads asleep until walking is 0 */
 static _Atomic int given_up;        /* a wait ran out: libunwind off in the handler */
+static _Atomic int lookups;         /* the handlers' libunwind inside the C library's dl_iterate_phdr */
+static _Atomic int lookup_waiters;  /* a thread that gave up, asleep until lookups is 0 */
 static __thread int busy_here;      /* this thread's share of busy (nested calls) */
 static __thread int walking_here;   /* this thread's handler is walking (a program's handler
                                      * nested in ours must not wait for it) */
@@ -35,6 +42,23 @@ static long long mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* After the wait ran out: sleeps until the lookups already inside the C library are done. No
+ * deadline: such a lookup waits for the loader's lock at most, which this thread has not taken
+ * (it waits before its dlclose or dl_iterate_phdr), and a lookup that comes later sees given_up
+ * and is refused (seq_cst on both sides: one of the two sees the other). */
+static void wait_for_lookups(void)
+{
+    atomic_fetch_add(&lookup_waiters, 1);
+    int n;
+    while ((n = atomic_load(&lookups)) > 0) {
+        struct timespec t = {0, 10000000L}; /* a wake missed is seen at the next turn */
+        if (syscall(SYS_futex, &lookups, FUTEX_WAIT_PRIVATE, n, &t, NULL, 0) < 0 && errno != EAGAIN &&
+            errno != ETIMEDOUT && errno != EINTR)
+            break; /* no futex here (a filter): never spin */
+    }
+    atomic_fetch_sub(&lookup_waiters, 1);
 }
 
 /* Sleeps until no walk is under way (a futex, never a spin: a real-time thread spinning would
@@ -50,6 +74,7 @@ static void wait_for_walks(void)
             until = now + DLBUSY_WAIT_NS;
         if (now >= until) {
             atomic_store(&given_up, 1);
+            wait_for_lookups();
             break;
         }
         long long left = until - now < 10000000LL ? until - now : 10000000LL;
@@ -84,6 +109,13 @@ void dlbusy_leave(void)
 /* The loader's write lock, found at start (dlbusy_find_loader_lock); NULL when it was not. */
 static pthread_mutex_t *loader_write_lock;
 
+/* The loader's r_debug, the one it updates: the main program's DT_DEBUG points to it (as
+ * debuggers find it). Not the exported _r_debug as the shim's code would see it: a program that
+ * uses _r_debug itself holds a copy of it (a copy relocation), made while the loader was still
+ * adding objects and never updated (glibc 2.36: its r_state stays RT_ADD), and the handler
+ * would then never walk with libunwind. */
+static const struct r_debug *loader_r_debug = &_r_debug;
+
 #define LOADER_LOCK_CANDIDATES 4
 struct lock_search {
     const unsigned char *base;
@@ -92,7 +124,24 @@ struct lock_search {
     int searched;
     int n;
     pthread_mutex_t *found[LOADER_LOCK_CANDIDATES];
+    const struct r_debug *r_debug; /* the main program's DT_DEBUG, NULL without one */
 };
+
+/* The first object listed is the main program. */
+static const struct r_debug *dt_debug_of(const struct dl_phdr_info *info, size_t size)
+{
+    if (size < offsetof(struct dl_phdr_info, dlpi_phnum) + sizeof info->dlpi_phnum || !info->dlpi_phdr)
+        return NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+            continue;
+        for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+             d->d_tag != DT_NULL; d++)
+            if (d->d_tag == DT_DEBUG)
+                return (const struct r_debug *)d->d_un.d_ptr;
+    }
+    return NULL;
+}
 
 /* A recursive mutex (glibc's layout, which is public: bits/struct_mutex.h) that tid holds. Read
  * while other threads may write: only this thread's own holding is stable to the reading. */
@@ -106,14 +155,13 @@ static int held_recursive_by(const pthread_mutex_t *m, pid_t tid)
 
 /* Inside dl_iterate_phdr, which takes the loader's write lock alone (glibc 2.36: the load lock,
  * the TLS lock and the unique-symbol locks, recursive too, are not taken by it). Scanned once,
- * at the first object. */
+ * at the first object, the main program, whose DT_DEBUG is read then too. */
 static int search_held_locks(struct dl_phdr_info *info, size_t size, void *data)
 {
-    (void)info;
-    (void)size;
     struct lock_search *s = data;
     if (s->searched++)
         return 1;
+    s->r_debug = dt_debug_of(info, size);
     for (size_t off = 0; off + sizeof(pthread_mutex_t) <= s->size; off += _Alignof(pthread_mutex_t)) {
         pthread_mutex_t *m = (pthread_mutex_t *)(uintptr_t)(s->base + off);
         if (held_recursive_by(m, s->tid) && s->n < LOADER_LOCK_CANDIDATES)
@@ -149,6 +197,8 @@ int dlbusy_find_loader_lock(int (*iterate)(int (*cb)(struct dl_phdr_info *, size
                  "and not outside it, where glibc has one", kept, (size_t)sym->st_size);
         return -1;
     }
+    if (s.r_debug)
+        loader_r_debug = s.r_debug;
     loader_write_lock = s.found[0];
     return 0;
 }
@@ -165,7 +215,8 @@ static int loader_lock_taken(void)
  * 2.36 here), which loader_lock_taken covers. Base namespace only. */
 static int loader_changing(void)
 {
-    return _r_debug.r_version != 0 && _r_debug.r_state != RT_CONSISTENT;
+    return __atomic_load_n(&loader_r_debug->r_version, __ATOMIC_RELAXED) != 0 &&
+           __atomic_load_n(&loader_r_debug->r_state, __ATOMIC_RELAXED) != RT_CONSISTENT;
 }
 
 int dlbusy_handler_enter(void)
@@ -193,6 +244,22 @@ int dlbusy_given_up(void)
     return atomic_load(&given_up);
 }
 
+int dlbusy_lookup_enter(void)
+{
+    atomic_fetch_add(&lookups, 1);
+    if (atomic_load(&given_up)) {
+        dlbusy_lookup_leave();
+        return 0;
+    }
+    return 1;
+}
+
+void dlbusy_lookup_leave(void)
+{
+    if (atomic_fetch_sub(&lookups, 1) == 1 && atomic_load(&lookup_waiters) > 0)
+        syscall(SYS_futex, &lookups, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+}
+
 void dlbusy_thread_strict(void)
 {
     never_waits = 1;
@@ -213,5 +280,7 @@ void dlbusy_after_fork_child(void)
     atomic_store(&busy, busy_here);
     atomic_store(&walking, 0);
     atomic_store(&waiters, 0);
+    atomic_store(&lookups, 0);
+    atomic_store(&lookup_waiters, 0);
     walking_here = 0;
 }

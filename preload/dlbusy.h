@@ -16,8 +16,11 @@
  * address short). Never busy, so never waiting: libunwind's own dl_iterate_phdr (the target's
  * use of libunwind holds libunwind's cache lock across it, which a walk needs) and the shim's
  * (trivial callbacks that wait for nothing). A busy thread waits 100 ms at most in all: past
- * that libunwind is off in the handler for good (dlbusy_given_up). The handler side never
- * waits and is async-signal-safe.
+ * that libunwind is off in the handler for good (dlbusy_given_up), and a walk still under way
+ * then (slow, not abandoned: its thread preempted, throttled, stopped) has its next lookup
+ * refused, while the busy thread waits for those already inside the C library: a walk cut short
+ * costs nothing more once libunwind is off. The handler side never waits and is
+ * async-signal-safe.
  *
  * The loader's write lock itself: the handler also walks frame pointers while that lock is
  * taken by anyone. A recursive mutex sets its owner after its lock word when taken and clears it
@@ -57,6 +60,14 @@ void dlbusy_handler_leave(void);
 
 /* Whether a busy thread's wait ran out (libunwind off in the handler from then on). */
 int dlbusy_given_up(void);
+
+/* Around the C library's dl_iterate_phdr when the handler's libunwind calls it (a lookup of an
+ * address it has not cached): 0 when the wait has run out (dlbusy_given_up; then do not call
+ * it: a walk that was slow rather than abandoned must not wait on a lock the busy thread may
+ * now hold), else 1 and dlbusy_lookup_leave after the call. A busy thread whose wait runs out
+ * waits for the lookups under way before it goes on. Async-signal-safe. */
+int dlbusy_lookup_enter(void);
+void dlbusy_lookup_leave(void);
 
 /* The calling thread enters seccomp strict mode: it never waits (futex would kill it). */
 void dlbusy_thread_strict(void);

@@ -657,7 +657,17 @@ static void busy_cancelled(void *unused)
  * it). A cancellation inside the callback leaves busy as glibc leaves its lock. */
 PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    if (ps_in_unwind > 0 || unwlib_has_pc((uintptr_t)__builtin_return_address(0)))
+    int from_libunwind = unwlib_has_pc((uintptr_t)__builtin_return_address(0));
+    if (ps_in_unwind > 0 && from_libunwind) {
+        /* A lookup of the shim's own walk (the handler's, the warm-up's): none once a busy
+         * thread's wait has run out (dlbusy.h). The answer "no object" ends that walk there. */
+        if (!dlbusy_lookup_enter())
+            return 0;
+        int rc = ps_real_dl_iterate_phdr(cb, data);
+        dlbusy_lookup_leave();
+        return rc;
+    }
+    if (ps_in_unwind > 0 || from_libunwind)
         return ps_real_dl_iterate_phdr(cb, data);
     PS_RESOLVE(dl_iterate_phdr);
     ps_guard_enter();

@@ -4,18 +4,27 @@
  * no walk), after the real search (a walk), while this thread holds the lock (inside
  * dl_iterate_phdr's callback), while it holds it half-way (the lock word set, the owner not, as
  * between the two steps of taking or letting go: found by the tests' own ldlock.h), while
- * another thread holds it, and while a thread is busy (dlbusy_enter); and LIBCTOR
- * (dlbusy_ctor.c, dlopen'd) whose constructor's search, under the load lock, finds the lock.
- * Prints one "FAIL ..." line per broken rule and exits 1, else "ok N". */
+ * another thread holds it, while the loader says it is changing its list (its r_debug's state,
+ * not this program's stale copy of _r_debug), and while a thread is busy (dlbusy_enter); a busy thread going on only once a walk under way has
+ * ended (or its wait ran out); in a fork child, a walk that outlasts the busy thread's wait with
+ * a lookup inside the C library: the busy thread gives up, waits for that lookup to end, and
+ * the walk's next lookup is refused; and LIBCTOR (dlbusy_ctor.c, dlopen'd) whose constructor's
+ * search, under the load lock, finds the lock. Prints one "FAIL ..." line per broken rule and
+ * exits 1, else "ok N". */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dlbusy.h"
 #include "ldlock.h"
 #include "unitcheck.h"
+
+extern ElfW(Dyn) _DYNAMIC[];
 
 /* A walk allowed (entered, then left) or refused. */
 static int may_walk(void)
@@ -62,6 +71,72 @@ static void *holder(void *arg)
     return NULL;
 }
 
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
+/* A walk (a handler's, played by a thread) that lasts 5 ms. */
+static _Atomic int walk_begun, walk_done;
+static void *short_walk(void *arg)
+{
+    (void)arg;
+    int walks = dlbusy_handler_enter();
+    atomic_store(&walk_begun, walks ? 1 : -1);
+    sleep_ms(5);
+    atomic_store(&walk_done, 1);
+    if (walks)
+        dlbusy_handler_leave();
+    return NULL;
+}
+
+/* A walk whose lookup is inside the C library when the busy thread's wait runs out (a walk
+ * that is slow, not abandoned: its thread preempted or stopped). It lets the lookup go only once
+ * the busy thread has given up (10 s at most), then asks for another lookup. */
+static _Atomic int slow_begun, lookup_left, second_lookup;
+static void *slow_walk(void *arg)
+{
+    (void)arg;
+    int walks = dlbusy_handler_enter();
+    int looks = walks && dlbusy_lookup_enter();
+    atomic_store(&slow_begun, looks ? 1 : -1);
+    for (int i = 0; i < 10000 && !dlbusy_given_up(); i++)
+        sleep_ms(1);
+    atomic_store(&lookup_left, 1);
+    if (looks)
+        dlbusy_lookup_leave();
+    int again = dlbusy_lookup_enter();
+    if (again)
+        dlbusy_lookup_leave();
+    atomic_store(&second_lookup, again);
+    if (walks)
+        dlbusy_handler_leave();
+    return NULL;
+}
+
+/* In a fork child (the give-up is for good): exit status 0 when every check held. */
+static int give_up_in_child(void)
+{
+    failed = 0; /* the parent's count came with the fork */
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, slow_walk, NULL) == 0, "no thread");
+    while (!atomic_load(&slow_begun))
+        sleep_ms(1);
+    CHECK(atomic_load(&slow_begun) == 1, "the slow walk was refused a walk or a lookup");
+    dlbusy_enter();
+    CHECK(dlbusy_given_up(), "a busy thread went on while a walk was under way, without giving up");
+    CHECK(atomic_load(&lookup_left) == 1,
+          "a busy thread gave up and went on while a walk's lookup was inside the C library");
+    dlbusy_leave();
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&second_lookup) == 0, "a walk's lookup allowed after the busy thread gave up");
+    CHECK(!may_walk(), "a walk allowed after the busy thread gave up");
+    fflush(stdout);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -98,10 +173,43 @@ int main(int argc, char **argv)
     atomic_store(&release, 1);
     pthread_join(t, NULL);
     CHECK(may_walk(), "no walk allowed once the other thread let the lock go");
+    /* This program uses _r_debug itself, so it holds a copy of it (a copy relocation) that the
+     * loader never updates: the state the handler reads is the loader's own (DT_DEBUG's). */
+    struct r_debug *live = NULL;
+    for (ElfW(Dyn) *d = _DYNAMIC; d->d_tag != DT_NULL; d++)
+        if (d->d_tag == DT_DEBUG)
+            live = (struct r_debug *)d->d_un.d_ptr;
+    CHECK(live != NULL && live != &_r_debug, "no DT_DEBUG apart from this program's copy of _r_debug");
+    if (live && live != &_r_debug) {
+        _r_debug.r_state = RT_ADD;
+        CHECK(may_walk(), "no walk allowed with this program's stale copy of _r_debug saying RT_ADD");
+        _r_debug.r_state = RT_CONSISTENT;
+        live->r_state = RT_ADD;
+        CHECK(!may_walk(), "a walk allowed while the loader adds an object (r_debug's state RT_ADD)");
+        live->r_state = RT_CONSISTENT;
+        CHECK(may_walk(), "no walk allowed once r_debug's state was consistent again");
+    }
     dlbusy_enter();
     CHECK(!may_walk(), "a walk allowed while a thread is busy");
     dlbusy_leave();
     CHECK(may_walk(), "no walk allowed once the busy thread left");
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(give_up_in_child());
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the give-up checks in a fork child failed (status %d)", status);
+    pthread_t w;
+    CHECK(pthread_create(&w, NULL, short_walk, NULL) == 0, "no thread");
+    while (!atomic_load(&walk_begun))
+        sleep_ms(1);
+    CHECK(atomic_load(&walk_begun) == 1, "the short walk was refused");
+    dlbusy_enter();
+    /* Its wait runs out only past 100 ms: a 5 ms walk ends first but on a machine stalled that long. */
+    CHECK(atomic_load(&walk_done) == 1 || dlbusy_given_up(), "a busy thread went on while a walk was under way");
+    dlbusy_leave();
+    pthread_join(w, NULL);
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     CHECK(lib != NULL, "cannot dlopen %s: %s", argv[1], dlerror());
     if (lib) {

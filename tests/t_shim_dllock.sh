@@ -21,7 +21,8 @@
 #   as without the shim, and no wait for the handler's walks ran out (perfscope.log). A version
 #   that made libunwind's own calls wait for the handler's walks deadlocked both threads;
 # - tests/targets/m_ldhalf.c: the loader's write lock half taken (lock word set, owner not yet)
-#   by the sampled thread itself for 0.1 s, in a function libunwind has not seen: it ends (the
+#   by the sampled thread itself for 0.1 s, in a function libunwind has not seen, once libunwind
+#   walks its stacks (at least 90% of the samples in the 50 ms before hold 3 frames): it ends (the
 #   version before hung there for good, as t_exceptions' dlopen loop did in CI once), at least
 #   90% of that 0.1 s's samples are under 3 frames (built without frame pointers: a
 #   frame-pointer walk gives one frame, libunwind five) and the run's frame-pointer count covers
@@ -33,10 +34,18 @@
 #   lock was not found, meta.json's sampling.unwind is "fp", at least 90% of all samples are
 #   under 3 frames (walked by frame pointers: libunwind gives 3 or more), and those taken with
 #   the lock half taken are there;
+# - tests/targets/m_rdebugcopy.c, whose executable holds a stale copy of _r_debug (it uses it
+#   itself; the copy's r_state is not RT_CONSISTENT, checked), burning 0.4 s without frame
+#   pointers: after its first 50 samples at least 90% hold 3 frames or more (libunwind
+#   walks: the shim reads the loader's own r_debug, from DT_DEBUG; reading the copy, every
+#   sample was one frame);
 # - tests/dlbusy_unit.c: the handler's answer (walk or not) before and after the lock is looked
 #   for, when a search finds none, with the lock held here, held half-way here (word set, owner
-#   not), held by another thread, and with a thread busy; and the search run from a library's
-#   constructor inside dlopen (the load lock held throughout) finds the same lock.
+#   not), held by another thread, with the loader's list changing (r_debug), and with a thread
+#   busy; a busy thread waiting for a walk under way; a walk that outlasts the busy thread's
+#   wait with a lookup inside the C library (the busy thread waits for that lookup, the walk's
+#   next lookup is refused); and the search run from a library's constructor inside dlopen (the
+#   load lock held throughout) finds a lock.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -56,6 +65,7 @@ build_target m_dlstorm -O2 -fomit-frame-pointer
 build_target m_unwself -Wl,--no-as-needed -lunwind
 build_target m_ldhalf -fomit-frame-pointer
 build_lib m_phdrdefer -ldl
+build_target m_rdebugcopy -fomit-frame-pointer
 
 python3 - <<'EOF2'
 import os
@@ -127,6 +137,8 @@ require(res.pid in files, "%s: no sample file" % what)
 sf = samples.read_samples(files[res.pid][0][1] + ".bin")
 half = [x for x in sf.samples if t0 <= x.t <= t1]
 short = [x for x in half if len(x.frames) < 3]
+before = [x for x in sf.samples if t0 - 50000000 <= x.t < t0]
+before_whole = [x for x in before if len(x.frames) >= 3]
 after = [x for x in sf.samples if t1 < x.t <= t2]
 whole = [x for x in after if len(x.frames) >= 3]
 meta = samples.read_meta(os.path.join("out-ldhalf", "meta.json"))
@@ -137,6 +149,11 @@ info("%s: the %s clock, %.0f Hz delivered; with the lock half taken %d samples, 
      "frame pointers in the whole run; after it %d of %d hold 3 frames or more"
      % (what, s.get("clock"), s.get("hz_delivered") or 0, len(half), len(short), fp, len(whole), len(after)))
 check(need >= 10, "%s: %r Hz delivered" % (what, s.get("hz_delivered")))
+# libunwind was loaded and walking before the lock was half taken: the short stacks below are
+# the lock's doing, not a load not done yet.
+check(len(before) >= need / 4 and len(before_whole) >= 0.9 * len(before),
+      "%s: in the 50 ms before the lock was half taken, %d of %d samples hold 3 frames or more"
+      % (what, len(before_whole), len(before)))
 check(len(half) >= need, "%s: %d samples in 0.1 s of CPU with the lock half taken" % (what, len(half)))
 # Built without frame pointers: a frame-pointer walk gives the PC alone, libunwind main and above.
 check(len(short) >= 0.9 * len(half) and fp >= len(half),
@@ -145,6 +162,22 @@ check(len(short) >= 0.9 * len(half) and fp >= len(half),
 check(len(after) >= need and len(whole) >= 0.9 * len(after),
       "%s: after the lock was let go, %d of %d samples hold 3 frames or more (libunwind not back)"
       % (what, len(whole), len(after)))
+
+what = "m_rdebugcopy under the shim (a stale copy of _r_debug in the executable)"
+res = run([target("m_rdebugcopy")], shim_env("out-rdebug", HZ=997, UNWIND="libunwind"), timeout=30, what=what)
+expect_ok(res, what)
+version, state, _ = (int(x) for x in res.stdout.split())
+require(version == 1 and state != 0, "%s: the copy of _r_debug says version %d, state %d: not the stale copy this "
+        "test needs (a C library that updates it?)" % (what, version, state))
+files = samples.bin_files("out-rdebug")
+require(res.pid in files, "%s: no sample file" % what)
+sf = samples.read_samples(files[res.pid][0][1] + ".bin")
+late = sorted(sf.samples, key=lambda x: x.t)[50:]  # after libunwind's load, at the first sample
+whole = [x for x in late if len(x.frames) >= 3]
+info("%s: after its first 50 samples, %d of %d hold 3 frames or more" % (what, len(whole), len(late)))
+check(len(late) >= 150 and len(whole) >= 0.9 * len(late),
+      "%s: after its first 50 samples, %d of %d hold 3 frames or more (libunwind refused for good)"
+      % (what, len(whole), len(late)))
 
 what = "m_ldhalf under the shim with m_phdrdefer.so (the loader's lock not found)"
 env = shim_env("out-nolock", HZ=997, UNWIND="libunwind")
