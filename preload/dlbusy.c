@@ -278,9 +278,10 @@ void dlbusy_fork_done(void)
 void dlbusy_after_fork_child(void)
 {
     atomic_store(&busy, busy_here);
-    atomic_store(&walking, 0);
+    /* A program's handler nested in ours may fork: the walk it interrupted goes on in the
+     * child and leaves (dlbusy_handler_leave) there, so it stays counted. */
+    atomic_store(&walking, walking_here);
     atomic_store(&waiters, 0);
     atomic_store(&lookups, 0);
     atomic_store(&lookup_waiters, 0);
-    walking_here = 0;
 }

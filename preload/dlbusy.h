@@ -80,7 +80,8 @@ void dlbusy_thread_strict(void);
 void dlbusy_fork_prepare(void);
 void dlbusy_fork_done(void);
 
-/* In a fork child, which has only the forking thread: the counts are its own. (A child made by
+/* In a fork child, which has only the forking thread: the counts are its own (its busy share,
+ * and its walk when a program's handler nested in ours forked). (A child made by
  * _Fork or a raw clone runs no fork handler: a walk under way in the parent then costs it one
  * wait run out, and frame-pointer stacks.) */
 void dlbusy_after_fork_child(void);

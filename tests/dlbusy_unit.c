@@ -5,12 +5,13 @@
  * dl_iterate_phdr's callback), while it holds it half-way (the lock word set, the owner not, as
  * between the two steps of taking or letting go: found by the tests' own ldlock.h), while
  * another thread holds it, while the loader says it is changing its list (its r_debug's state,
- * not this program's stale copy of _r_debug), and while a thread is busy (dlbusy_enter); a busy thread going on only once a walk under way has
- * ended (or its wait ran out); in a fork child, a walk that outlasts the busy thread's wait with
- * a lookup inside the C library: the busy thread gives up, waits for that lookup to end, and
- * the walk's next lookup is refused; and LIBCTOR (dlbusy_ctor.c, dlopen'd) whose constructor's
- * search, under the load lock, finds the lock. Prints one "FAIL ..." line per broken rule and
- * exits 1, else "ok N". */
+ * not this program's stale copy of _r_debug), and while a thread is busy (dlbusy_enter); a busy
+ * thread going on only once a walk under way has ended (or its wait ran out), also in the child
+ * of a fork made inside a walk; in a fork child, a walk that outlasts the busy thread's wait
+ * with a lookup inside the C library: the busy thread gives up, waits for that lookup to end,
+ * and the walk's next lookup is refused; and LIBCTOR (dlbusy_ctor.c, dlopen'd) whose
+ * constructor's search, under the load lock, finds the lock. Prints one "FAIL ..." line per
+ * broken rule and exits 1, else "ok N". */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -116,6 +117,42 @@ static void *slow_walk(void *arg)
     return NULL;
 }
 
+/* A program's handler nested in a walk forks (as pthread_atfork runs the shim's handlers): in
+ * the child the walk goes on and ends, and a busy thread there still waits for a later walk.
+ * Exit status 0 when every check held. */
+static int fork_in_walk(void)
+{
+    failed = 0; /* the parent's count came with the fork */
+    CHECK(dlbusy_handler_enter(), "no walk allowed before the fork");
+    dlbusy_fork_prepare();
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        dlbusy_after_fork_child();
+        dlbusy_fork_done();
+        dlbusy_handler_leave(); /* the walk the nested handler interrupted ends */
+        pthread_t w;
+        CHECK(pthread_create(&w, NULL, short_walk, NULL) == 0, "no thread");
+        while (!atomic_load(&walk_begun))
+            sleep_ms(1);
+        CHECK(atomic_load(&walk_begun) == 1, "in the child, a walk refused after the forking walk ended");
+        dlbusy_enter();
+        CHECK(atomic_load(&walk_done) == 1 || dlbusy_given_up(),
+              "in the child of a fork inside a walk, a busy thread went on while a later walk was under way");
+        dlbusy_leave();
+        pthread_join(w, NULL);
+        fflush(stdout);
+        _exit(failed ? 1 : 0);
+    }
+    dlbusy_fork_done();
+    dlbusy_handler_leave();
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the checks in the child of a fork inside a walk failed (status %d)", status);
+    fflush(stdout);
+    return failed ? 1 : 0;
+}
+
 /* In a fork child (the give-up is for good): exit status 0 when every check held. */
 static int give_up_in_child(void)
 {
@@ -196,8 +233,15 @@ int main(int argc, char **argv)
     fflush(stdout);
     pid_t child = fork();
     if (child == 0)
-        _exit(give_up_in_child());
+        _exit(fork_in_walk());
     int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the fork-inside-a-walk checks failed (status %d)", status);
+    fflush(stdout);
+    child = fork();
+    if (child == 0)
+        _exit(give_up_in_child());
+    status = -1;
     CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "the give-up checks in a fork child failed (status %d)", status);
     pthread_t w;
