@@ -44,10 +44,10 @@ static long long mono_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* After the wait ran out: sleeps until the lookups already inside the C library are done. No
- * deadline: such a lookup waits for the loader's lock at most, which this thread has not taken
- * (it waits before its dlclose or dl_iterate_phdr), and a lookup that comes later sees given_up
- * and is refused (seq_cst on both sides: one of the two sees the other). */
+/* After a wait ran out: sleeps until the handlers' lookups already inside the C library are
+ * done. No deadline: such a lookup waits for the loader's lock at most, which this thread has
+ * not taken (an outermost busy call, before its dlclose or dl_iterate_phdr), and a lookup that
+ * comes later sees given_up and is refused (seq_cst on both sides: one sees the other). */
 static void wait_for_lookups(void)
 {
     atomic_fetch_add(&lookup_waiters, 1);
@@ -74,7 +74,6 @@ static void wait_for_walks(void)
             until = now + DLBUSY_WAIT_NS;
         if (now >= until) {
             atomic_store(&given_up, 1);
-            wait_for_lookups();
             break;
         }
         long long left = until - now < 10000000LL ? until - now : 10000000LL;
@@ -94,9 +93,17 @@ void dlbusy_enter(void)
     busy_here++;
     atomic_fetch_add(&busy, 1);
     /* A handler that read busy as 0 before it moved is walking now: it waits for nothing this
-     * thread holds (it has not taken the lock yet). */
-    if (!walking_here && !never_waits && atomic_load(&walking) > 0)
-        wait_for_walks();
+     * thread holds (it has not taken the lock yet). Not again in a nested call (a callback's
+     * dlclose, a fork in a callback): the outer one waited, no walk has begun since, and this
+     * thread may hold the loader's lock now. */
+    if (busy_here == 1 && !walking_here && !never_waits) {
+        if (atomic_load(&walking) > 0)
+            wait_for_walks();
+        /* Once a wait has run out, this one or another thread's, a walk that was slow rather
+         * than abandoned may still have a lookup inside the C library. */
+        if (atomic_load(&given_up))
+            wait_for_lookups();
+    }
     errno = saved;
 }
 
@@ -246,10 +253,12 @@ int dlbusy_given_up(void)
 
 int dlbusy_lookup_enter(void)
 {
+    if (!walking_here)
+        return 0; /* the warm-up's walk: it interrupted nobody, and may wait as any thread does */
     atomic_fetch_add(&lookups, 1);
     if (atomic_load(&given_up)) {
         dlbusy_lookup_leave();
-        return 0;
+        return -1;
     }
     return 1;
 }
@@ -279,7 +288,8 @@ void dlbusy_after_fork_child(void)
 {
     atomic_store(&busy, busy_here);
     /* A program's handler nested in ours may fork: the walk it interrupted goes on in the
-     * child and leaves (dlbusy_handler_leave) there, so it stays counted. */
+     * child and leaves (dlbusy_handler_leave) there, so it stays counted. (Its lookups do not:
+     * libunwind blocks signals around its dl_iterate_phdr.) */
     atomic_store(&walking, walking_here);
     atomic_store(&waiters, 0);
     atomic_store(&lookups, 0);

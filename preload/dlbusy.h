@@ -11,15 +11,16 @@
  * program's dl_iterate_phdr ("busy"), and holds those off for its whole walk ("walking"): a
  * thread becoming busy first sleeps until the walks under way are done, which never wait for it
  * (it holds nothing yet), so one of the two always sees the other. Otherwise the handler walks
- * frame pointers. A walk is never cut short half-way (libunwind keeps what it found about an
- * address for the thread's life: a refused lookup would leave every later stack through that
- * address short). Never busy, so never waiting: libunwind's own dl_iterate_phdr (the target's
+ * frame pointers. A walk is never cut short half-way but once a wait ran out (below):
+ * libunwind keeps what it found about an address for the thread's life, so a refused lookup
+ * would leave every later stack through that address short. Never busy, so never waiting: libunwind's own dl_iterate_phdr (the target's
  * use of libunwind holds libunwind's cache lock across it, which a walk needs) and the shim's
  * (trivial callbacks that wait for nothing). A busy thread waits 100 ms at most in all: past
  * that libunwind is off in the handler for good (dlbusy_given_up), and a walk still under way
  * then (slow, not abandoned: its thread preempted, throttled, stopped) has its next lookup
- * refused, while the busy thread waits for those already inside the C library: a walk cut short
- * costs nothing more once libunwind is off. The handler side never waits and is
+ * refused, while every busy thread from then on first waits for those already inside the C
+ * library: a walk cut short costs nothing more once libunwind is off. A nested busy call (a
+ * callback's dlclose) waits for nothing: the outer one did, and it may hold the lock. The handler side never waits and is
  * async-signal-safe.
  *
  * The loader's write lock itself: the handler also walks frame pointers while that lock is
@@ -61,11 +62,12 @@ void dlbusy_handler_leave(void);
 /* Whether a busy thread's wait ran out (libunwind off in the handler from then on). */
 int dlbusy_given_up(void);
 
-/* Around the C library's dl_iterate_phdr when the handler's libunwind calls it (a lookup of an
- * address it has not cached): 0 when the wait has run out (dlbusy_given_up; then do not call
- * it: a walk that was slow rather than abandoned must not wait on a lock the busy thread may
- * now hold), else 1 and dlbusy_lookup_leave after the call. A busy thread whose wait runs out
- * waits for the lookups under way before it goes on. Async-signal-safe. */
+/* Around the C library's dl_iterate_phdr when the shim's libunwind calls it (a lookup of an
+ * address it has not cached). In a handler's walk: -1 once a wait has run out (dlbusy_given_up;
+ * then do not call it: a walk that was slow rather than abandoned must not wait on a lock a busy
+ * thread may now hold), else 1 and dlbusy_lookup_leave after the call; a busy thread that comes
+ * after a wait ran out waits for the lookups under way before it goes on. Outside a handler's
+ * walk (the warm-up): 0, call it, nothing to leave. Async-signal-safe. */
 int dlbusy_lookup_enter(void);
 void dlbusy_lookup_leave(void);
 
@@ -76,7 +78,9 @@ void dlbusy_thread_strict(void);
  * dlbusy_after_fork_child, in the child): the forking thread is busy, so no walk is under way
  * when the child is made and none starts until the fork is done. A walk holds libunwind's own
  * locks (its cache's, its memory pool's) in another thread's handler; the child's copy of such a
- * lock stayed locked for good, and the child's first libunwind walk waited on it forever. */
+ * lock stayed locked for good, and the child's first libunwind walk waited on it forever. Not
+ * covered: a fork from a program's handler nested in our walk, or inside a dl_iterate_phdr
+ * callback, which waits for no walk (it may hold what those walks need). */
 void dlbusy_fork_prepare(void);
 void dlbusy_fork_done(void);
 

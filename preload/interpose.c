@@ -659,12 +659,16 @@ PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), voi
 {
     int from_libunwind = unwlib_has_pc((uintptr_t)__builtin_return_address(0));
     if (ps_in_unwind > 0 && from_libunwind) {
-        /* A lookup of the shim's own walk (the handler's, the warm-up's): none once a busy
-         * thread's wait has run out (dlbusy.h). The answer "no object" ends that walk there. */
-        if (!dlbusy_lookup_enter())
+        /* A lookup of the shim's own walk (the handler's, the warm-up's; or, told apart from
+         * neither, a program's own libunwind in a handler of its own nested in our walk): none
+         * in a handler's walk once a busy thread's wait has run out (dlbusy.h). The answer "no
+         * object" ends that walk there. */
+        int counted = dlbusy_lookup_enter();
+        if (counted < 0)
             return 0;
         int rc = ps_real_dl_iterate_phdr(cb, data);
-        dlbusy_lookup_leave();
+        if (counted)
+            dlbusy_lookup_leave();
         return rc;
     }
     if (ps_in_unwind > 0 || from_libunwind)

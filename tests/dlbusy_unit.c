@@ -8,8 +8,8 @@
  * not this program's stale copy of _r_debug), and while a thread is busy (dlbusy_enter); a busy
  * thread going on only once a walk under way has ended (or its wait ran out), also in the child
  * of a fork made inside a walk; in a fork child, a walk that outlasts the busy thread's wait
- * with a lookup inside the C library: the busy thread gives up, waits for that lookup to end,
- * and the walk's next lookup is refused; and LIBCTOR (dlbusy_ctor.c, dlopen'd) whose
+ * with a lookup inside the C library: the busy thread gives up, waits for that lookup to end, so
+ * does a second busy thread coming after, and the walk's next lookup is refused; and LIBCTOR (dlbusy_ctor.c, dlopen'd) whose
  * constructor's search, under the load lock, finds the lock. Prints one "FAIL ..." line per
  * broken rule and exits 1, else "ok N". */
 #include <dlfcn.h>
@@ -95,25 +95,42 @@ static void *short_walk(void *arg)
 
 /* A walk whose lookup is inside the C library when the busy thread's wait runs out (a walk
  * that is slow, not abandoned: its thread preempted or stopped). It lets the lookup go only once
- * the busy thread has given up (10 s at most), then asks for another lookup. */
-static _Atomic int slow_begun, lookup_left, second_lookup;
+ * the busy thread has given up and a second busy thread is on its way in (10 s at most each),
+ * then asks for another lookup. */
+static _Atomic int slow_begun, lookup_left, second_lookup, second_busy_entering, second_busy_saw;
 static void *slow_walk(void *arg)
 {
     (void)arg;
     int walks = dlbusy_handler_enter();
-    int looks = walks && dlbusy_lookup_enter();
-    atomic_store(&slow_begun, looks ? 1 : -1);
+    int looks = walks ? dlbusy_lookup_enter() : 0;
+    atomic_store(&slow_begun, looks == 1 ? 1 : -1);
     for (int i = 0; i < 10000 && !dlbusy_given_up(); i++)
         sleep_ms(1);
+    for (int i = 0; i < 10000 && !atomic_load(&second_busy_entering); i++)
+        sleep_ms(1);
+    sleep_ms(20); /* time for a second busy thread that does not wait to go on */
     atomic_store(&lookup_left, 1);
-    if (looks)
+    if (looks == 1)
         dlbusy_lookup_leave();
     int again = dlbusy_lookup_enter();
-    if (again)
+    if (again > 0)
         dlbusy_lookup_leave();
     atomic_store(&second_lookup, again);
     if (walks)
         dlbusy_handler_leave();
+    return NULL;
+}
+
+/* A second busy thread, entering once the first has given up: it too waits for the lookup. */
+static void *second_busy(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 10000 && !dlbusy_given_up(); i++)
+        sleep_ms(1);
+    atomic_store(&second_busy_entering, 1);
+    dlbusy_enter();
+    atomic_store(&second_busy_saw, atomic_load(&lookup_left));
+    dlbusy_leave();
     return NULL;
 }
 
@@ -162,13 +179,19 @@ static int give_up_in_child(void)
     while (!atomic_load(&slow_begun))
         sleep_ms(1);
     CHECK(atomic_load(&slow_begun) == 1, "the slow walk was refused a walk or a lookup");
+    pthread_t c;
+    CHECK(pthread_create(&c, NULL, second_busy, NULL) == 0, "no thread");
     dlbusy_enter();
     CHECK(dlbusy_given_up(), "a busy thread went on while a walk was under way, without giving up");
     CHECK(atomic_load(&lookup_left) == 1,
           "a busy thread gave up and went on while a walk's lookup was inside the C library");
     dlbusy_leave();
     pthread_join(t, NULL);
-    CHECK(atomic_load(&second_lookup) == 0, "a walk's lookup allowed after the busy thread gave up");
+    pthread_join(c, NULL);
+    CHECK(atomic_load(&second_busy_saw) == 1,
+          "a second busy thread, after the first gave up, went on while a walk's lookup was inside the C library");
+    CHECK(atomic_load(&second_lookup) == -1, "a walk's lookup allowed after the busy thread gave up (%d)",
+          atomic_load(&second_lookup));
     CHECK(!may_walk(), "a walk allowed after the busy thread gave up");
     fflush(stdout);
     return failed ? 1 : 0;
