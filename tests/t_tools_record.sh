@@ -149,10 +149,12 @@ check(ok and len(line) == 1 and "short (" in line[0] and "medium (" in line[0] a
       % (line or lines[-12:],))
 
 # A phase whose CPU rests on a few samples (t_burn's 30 ms, about 6 at 199 Hz; under load a
-# 15 ms burn took none) is named with its count and uncertainty, and so is an instant one (two
-# marks back to back: no sample in well under a period, so its 0 CPU s is no measure); a phase of
-# about 120 (0.6 s) is not.
-script = ('"$P" mark instant begin; "$P" mark instant end; '
+# 15 ms burn took none) is named with its count and uncertainty, and so is an instant one (its
+# two lines in one write, untimed, so the leader reads both at once: no sample can fall in it,
+# and its 0 CPU s is no measure; two `perfscope mark` calls back to back are not instant: under
+# make test-asan the second one's own start, sampled, put a sample in it); a phase of about 120
+# (0.6 s) is not.
+script = ('printf "instant begin\\ninstant end\\n" >> "$LLMPERFSCOPE_MARKERS"; '
           '"$P" mark brief begin; "$B" 0.03 burn.jsonl brief; "$P" mark brief end; '
           '"$P" mark steady begin; "$B" 0.6 burn.jsonl steady; "$P" mark steady end')
 ok, lines = marked_report("fewcpu", script)
