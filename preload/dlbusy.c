@@ -31,7 +31,7 @@ static _Atomic int walking;         /* handlers walking a stack with libunwind *
 static _Atomic int waiters;         /* busy threads asleep until walking is 0 */
 static _Atomic int given_up;        /* a wait ran out: libunwind off in the handler */
 static _Atomic int lookups;         /* the handlers' libunwind inside the C library's dl_iterate_phdr */
-static _Atomic int lookup_waiters;  /* a thread that gave up, asleep until lookups is 0 */
+static _Atomic int lookup_waiters;  /* busy threads after a give-up, asleep until lookups is 0 */
 static __thread int busy_here;      /* this thread's share of busy (nested calls) */
 static __thread int walking_here;   /* this thread's handler is walking (a program's handler
                                      * nested in ours must not wait for it) */

@@ -13,15 +13,16 @@
  * (it holds nothing yet), so one of the two always sees the other. Otherwise the handler walks
  * frame pointers. A walk is never cut short half-way but once a wait ran out (below):
  * libunwind keeps what it found about an address for the thread's life, so a refused lookup
- * would leave every later stack through that address short. Never busy, so never waiting: libunwind's own dl_iterate_phdr (the target's
- * use of libunwind holds libunwind's cache lock across it, which a walk needs) and the shim's
- * (trivial callbacks that wait for nothing). A busy thread waits 100 ms at most in all: past
- * that libunwind is off in the handler for good (dlbusy_given_up), and a walk still under way
- * then (slow, not abandoned: its thread preempted, throttled, stopped) has its next lookup
- * refused, while every busy thread from then on first waits for those already inside the C
- * library: a walk cut short costs nothing more once libunwind is off. A nested busy call (a
- * callback's dlclose) waits for nothing: the outer one did, and it may hold the lock. The handler side never waits and is
- * async-signal-safe.
+ * would leave every later stack through that address short. Never busy, so never waiting:
+ * libunwind's own dl_iterate_phdr (the target's use of libunwind holds libunwind's cache lock
+ * across it, which a walk needs) and the shim's (trivial callbacks that wait for nothing). A
+ * busy thread waits 100 ms at most for walks: past that libunwind is off in the handler for
+ * good (dlbusy_given_up), and a walk still under way then (slow, not abandoned: its thread
+ * preempted, throttled, stopped) has its next lookup refused, while every busy thread from then
+ * on first waits for those already inside the C library (they wait for the loader's lock at
+ * most): a walk cut short costs nothing more once libunwind is off. A nested busy call (a
+ * callback's dlclose) waits for nothing: the outer one did, and it may hold the lock. The
+ * handler side never waits and is async-signal-safe.
  *
  * The loader's write lock itself: the handler also walks frame pointers while that lock is
  * taken by anyone. A recursive mutex sets its owner after its lock word when taken and clears it

@@ -9,9 +9,9 @@
  * thread going on only once a walk under way has ended (or its wait ran out), also in the child
  * of a fork made inside a walk; in a fork child, a walk that outlasts the busy thread's wait
  * with a lookup inside the C library: the busy thread gives up, waits for that lookup to end, so
- * does a second busy thread coming after, and the walk's next lookup is refused; and LIBCTOR (dlbusy_ctor.c, dlopen'd) whose
- * constructor's search, under the load lock, finds the lock. Prints one "FAIL ..." line per
- * broken rule and exits 1, else "ok N". */
+ * does a second busy thread coming after, and the walk's next lookup is refused; and LIBCTOR
+ * (dlbusy_ctor.c, dlopen'd) whose constructor's search, under the load lock, finds the lock.
+ * Prints one "FAIL ..." line per broken rule and exits 1, else "ok N". */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
