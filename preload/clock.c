@@ -30,6 +30,7 @@
 #include "log.h"
 #include "sampler.h"
 #include "shim.h"
+#include "shimload.h"
 
 enum ps_clock ps_clock_in_use = PS_CLOCK_TIMER;
 enum ps_perf_delivery ps_perf_delivery = PS_PERF_RING;
@@ -71,7 +72,7 @@ static int hz_from_coarse_clock(void)
  * fallback behind a fallback. Left loaded (RTLD_LOCAL): the shim's dlclose is its own wrapper. */
 static int hz_from_config_gz(char *line, int size)
 {
-    void *z = dlopen(PS_ZLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
+    void *z = shimload_open(PS_ZLIB_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!z)
         return 0;
     __typeof__(&gzopen) open_gz;

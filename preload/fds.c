@@ -27,7 +27,7 @@
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
-#include "unwlib.h"
+#include "shimload.h"
 #include "writer.h"
 
 /* ---- which descriptors are ours ---- */
@@ -299,7 +299,7 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     PS_RESOLVE(close_range);
     if (!ps_active || !real_close_range || first > last)
         return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
-    unwlib_number_call_begin();
+    shimload_number_call_begin();
     /* Close the gaps between our descriptors. */
     unsigned lo = first;
     int rc = 0;
@@ -312,7 +312,7 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     }
     if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
         rc = -1;
-    unwlib_number_call_end();
+    shimload_number_call_end();
     return rc;
 }
 
@@ -364,10 +364,10 @@ PS_API int dup2(int oldfd, int newfd)
         errno = EBADF;
         return -1;
     }
-    unwlib_number_call_begin();
+    shimload_number_call_begin();
     make_room(newfd, oldfd);
     int rc = real_dup2(oldfd, newfd);
-    unwlib_number_call_end();
+    shimload_number_call_end();
     return rc;
 }
 
@@ -378,10 +378,10 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
-    unwlib_number_call_begin();
+    shimload_number_call_begin();
     if ((flags & ~O_CLOEXEC) == 0 && oldfd != newfd)
         make_room(newfd, oldfd); /* else dup3 fails: EINVAL */
     int rc = real_dup3(oldfd, newfd, flags);
-    unwlib_number_call_end();
+    shimload_number_call_end();
     return rc;
 }

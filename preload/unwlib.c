@@ -24,6 +24,7 @@
 #include "objspan.h"
 #include "sampler.h"
 #include "shim.h"
+#include "shimload.h"
 
 #ifndef PS_LIBUNWIND_SONAME
 #error "PS_LIBUNWIND_SONAME: the soname of the libunwind the shim is built against (Makefile)"
@@ -53,8 +54,6 @@ static __thread int tls_storage_set; /* its initial image copied (libunwind's .t
 
 struct ps_unwlib ps_unw;
 static int loaded;                /* 0 not tried, 1 loaded, -1 failed (for good) */
-static _Atomic uint64_t loading_since; /* the load began then (monotonic ns); 0: none under way */
-static _Atomic int number_calls;  /* a target's dup2, dup3 or close_range under way */
 static size_t tls_module;         /* libunwind's TLS module id; 0: it has none */
 static const void *tls_image;     /* its TLS initial image (PT_TLS) */
 static size_t tls_filesz, tls_memsz, tls_align;
@@ -248,64 +247,13 @@ int unwlib_prepare(void)
     return mapped ? unwlib_load() : 0;
 }
 
-/* The loader opens libunwind and its liblzma at the lowest free descriptor numbers, reads
- * them, maps them and closes them: a target's dup2 onto such a number meanwhile had it map the
- * target's file ("file too short", a segment it could not map, or a SIGBUS later), and its close
- * of that number after closed the loader's. A target's call that names a number is announced
- * before the load is looked at, and the load waits for calls announced, both sequentially
- * consistent: either the call sees the load and waits for it, or the load sees the call and
- * waits for it. Neither waits past UNWLIB_HOLD_NS from the load's start, in all: a load that
- * waits for the loader's lock (a target's dlopen under way: a library's constructor, which may
- * itself make such a call) is not held for, and the race is then left to chance. */
-#define UNWLIB_HOLD_NS 50000000ull /* 50 ms */
-
-static void pause_briefly(void)
-{
-    struct timespec ts = { 0, 50000 };
-    nanosleep(&ts, NULL);
-}
-
-void unwlib_number_call_begin(void)
-{
-    int saved = errno;
-    for (;;) {
-        atomic_fetch_add(&number_calls, 1);
-        uint64_t since = atomic_load(&loading_since);
-        if (!since || ps_now_ns() - since >= UNWLIB_HOLD_NS)
-            break;
-        atomic_fetch_sub(&number_calls, 1);
-        pause_briefly();
-    }
-    errno = saved;
-}
-
-void unwlib_number_call_end(void)
-{
-    atomic_fetch_sub(&number_calls, 1);
-}
-
-static void begin_loading(void)
-{
-    uint64_t since = ps_now_ns();
-    atomic_store(&loading_since, since);
-    while (atomic_load(&number_calls) > 0 && ps_now_ns() - since < UNWLIB_HOLD_NS)
-        pause_briefly();
-}
-
-void unwlib_after_fork_child(void)
-{
-    atomic_store(&loading_since, 0); /* a load under way in another thread is not the child's */
-    atomic_store(&number_calls, 0);
-}
-
 int unwlib_load(void)
 {
     if (loaded)
         return loaded > 0 ? 0 : -1;
     loaded = -1;
-    begin_loading();
-    void *h = dlopen(PS_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    atomic_store(&loading_since, 0);
+    /* Its descriptors are numbers the target did not open (shimload.h). */
+    void *h = shimload_open(PS_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         const char *why = dlerror();
         ps_log("cannot load %s (%s): stacks are walked by frame pointers", PS_LIBUNWIND_SONAME,

@@ -35,15 +35,6 @@ int unwlib_prepare(void);
  * shim was built against, by soname, and resolves ps_unw. 0 when loaded; -1 when it cannot be
  * (said once in perfscope.log: samples then walk frame pointers), then and for good. */
 int unwlib_load(void);
-/* Around a target's call that names a descriptor number (dup2, dup3, close_range: fds.c): it
- * waits while the loader maps libunwind, whose descriptors are numbers the target did not open,
- * and the load waits for such calls under way; neither past 50 ms from the load's start, in
- * all. errno is left alone. */
-void unwlib_number_call_begin(void);
-void unwlib_number_call_end(void);
-/* In a fork child (its only thread): a load another thread of the parent had under way is not
- * the child's to wait for. */
-void unwlib_after_fork_child(void);
 /* Once, on the writer, outside any handler, before the handler may use unw_backtrace: makes
  * the fast tracer's key and this thread's cache. 1 when the handler may use the fast tracer: it
  * then neither allocates nor reads the dtv there; 0 when not (said once in perfscope.log: the

@@ -5,7 +5,7 @@
 # and over; the loader opens libunwind at the lowest free number, and a dup2 onto it before the
 # loader's mmap had the loader map the target's file: "file too short", a segment not mapped, or
 # its close then closed the loader's descriptor, in 6 of 20 runs without the handshake of
-# preload/unwlib.c and 3 of 20 with a one-sided check). Each of 10 runs at 997 Hz must exit 0
+# preload/shimload.c and 3 of 20 with a one-sided check). Each of 10 runs at 997 Hz must exit 0
 # as without the shim, with no "cannot load" in perfscope.log, and most samples walked by
 # libunwind where the sample file holds records: the same target also breaks the shim's own file
 # creation at times ("cannot create ...: Bad file descriptor", or the file's writes given up: the

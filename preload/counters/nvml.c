@@ -14,6 +14,7 @@
 #include "config.h"
 #include "counters/parts.h"
 #include "log.h"
+#include "shimload.h"
 
 /* NVML's own types and values (nvml.h), declared here so no header is needed. */
 typedef int nvmlReturn_t;
@@ -86,7 +87,7 @@ void nvml_open(const char *path) {
     if (!*path) return;                                 /* dlopen("") would be the program */
     snprintf(loaded_path, sizeof loaded_path, "%s", path);
     dlerror();
-    nv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    nv.lib = shimload_open(path, RTLD_NOW | RTLD_LOCAL); /* apart from the target's dup2s (shimload.h) */
     if (!nv.lib) {
         const char *e = dlerror();
         ps_log_once("nvml.open", "counters: NVML not loaded (%s): %s; no GPU counters", path,
