@@ -93,6 +93,41 @@ static void *short_walk(void *arg)
     return NULL;
 }
 
+/* A busy thread (this one) beside a short walk: it goes on only once the walk has ended, or its
+ * wait ran out (past 100 ms: a 5 ms walk ends first but on a machine stalled that long). */
+static void busy_waits_for_short_walk(const char *where)
+{
+    atomic_store(&walk_begun, 0);
+    atomic_store(&walk_done, 0);
+    pthread_t w;
+    CHECK(pthread_create(&w, NULL, short_walk, NULL) == 0, "no thread");
+    while (!atomic_load(&walk_begun))
+        sleep_ms(1);
+    CHECK(atomic_load(&walk_begun) == 1, "%s: the short walk was refused", where);
+    dlbusy_enter();
+    CHECK(atomic_load(&walk_done) == 1 || dlbusy_given_up(), "%s: a busy thread went on while a walk was under way",
+          where);
+    dlbusy_leave();
+    pthread_join(w, NULL);
+}
+
+/* fn run in a fork child (the give-up is for good, a fork inside a walk leaves the parent
+ * walking): one check that it exited 0, its own checks printed there. */
+static void in_child(int (*fn)(void), const char *what)
+{
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        failed = 0; /* the parent's count came with the fork */
+        int rc = fn();
+        fflush(stdout);
+        _exit(rc);
+    }
+    int status = -1;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "%s: the checks in a fork child failed (status %d)", what, status);
+}
+
 /* A walk whose lookup is inside the C library when the busy thread's wait runs out (a walk
  * that is slow, not abandoned: its thread preempted or stopped). It lets the lookup go only once
  * the busy thread has given up and a second busy thread is on its way in (10 s at most each),
@@ -137,43 +172,28 @@ static void *second_busy(void *arg)
 /* A program's handler nested in a walk forks (as pthread_atfork runs the shim's handlers): in
  * the child the walk goes on and ends, and a busy thread there still waits for a later walk.
  * Exit status 0 when every check held. */
+static int after_fork_in_walk(void)
+{
+    dlbusy_after_fork_child();
+    dlbusy_fork_done();
+    dlbusy_handler_leave(); /* the walk the nested handler interrupted ends */
+    busy_waits_for_short_walk("in the child of a fork inside a walk, a later walk");
+    return failed ? 1 : 0;
+}
+
 static int fork_in_walk(void)
 {
-    failed = 0; /* the parent's count came with the fork */
     CHECK(dlbusy_handler_enter(), "no walk allowed before the fork");
     dlbusy_fork_prepare();
-    fflush(stdout);
-    pid_t child = fork();
-    if (child == 0) {
-        dlbusy_after_fork_child();
-        dlbusy_fork_done();
-        dlbusy_handler_leave(); /* the walk the nested handler interrupted ends */
-        pthread_t w;
-        CHECK(pthread_create(&w, NULL, short_walk, NULL) == 0, "no thread");
-        while (!atomic_load(&walk_begun))
-            sleep_ms(1);
-        CHECK(atomic_load(&walk_begun) == 1, "in the child, a walk refused after the forking walk ended");
-        dlbusy_enter();
-        CHECK(atomic_load(&walk_done) == 1 || dlbusy_given_up(),
-              "in the child of a fork inside a walk, a busy thread went on while a later walk was under way");
-        dlbusy_leave();
-        pthread_join(w, NULL);
-        fflush(stdout);
-        _exit(failed ? 1 : 0);
-    }
+    in_child(after_fork_in_walk, "a fork inside a walk");
     dlbusy_fork_done();
     dlbusy_handler_leave();
-    int status = -1;
-    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "the checks in the child of a fork inside a walk failed (status %d)", status);
-    fflush(stdout);
     return failed ? 1 : 0;
 }
 
 /* In a fork child (the give-up is for good): exit status 0 when every check held. */
 static int give_up_in_child(void)
 {
-    failed = 0; /* the parent's count came with the fork */
     pthread_t t;
     CHECK(pthread_create(&t, NULL, slow_walk, NULL) == 0, "no thread");
     while (!atomic_load(&slow_begun))
@@ -193,7 +213,6 @@ static int give_up_in_child(void)
     CHECK(atomic_load(&second_lookup) == -1, "a walk's lookup allowed after the busy thread gave up (%d)",
           atomic_load(&second_lookup));
     CHECK(!may_walk(), "a walk allowed after the busy thread gave up");
-    fflush(stdout);
     return failed ? 1 : 0;
 }
 
@@ -253,30 +272,9 @@ int main(int argc, char **argv)
     CHECK(!may_walk(), "a walk allowed while a thread is busy");
     dlbusy_leave();
     CHECK(may_walk(), "no walk allowed once the busy thread left");
-    fflush(stdout);
-    pid_t child = fork();
-    if (child == 0)
-        _exit(fork_in_walk());
-    int status = -1;
-    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "the fork-inside-a-walk checks failed (status %d)", status);
-    fflush(stdout);
-    child = fork();
-    if (child == 0)
-        _exit(give_up_in_child());
-    status = -1;
-    CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "the give-up checks in a fork child failed (status %d)", status);
-    pthread_t w;
-    CHECK(pthread_create(&w, NULL, short_walk, NULL) == 0, "no thread");
-    while (!atomic_load(&walk_begun))
-        sleep_ms(1);
-    CHECK(atomic_load(&walk_begun) == 1, "the short walk was refused");
-    dlbusy_enter();
-    /* Its wait runs out only past 100 ms: a 5 ms walk ends first but on a machine stalled that long. */
-    CHECK(atomic_load(&walk_done) == 1 || dlbusy_given_up(), "a busy thread went on while a walk was under way");
-    dlbusy_leave();
-    pthread_join(w, NULL);
+    in_child(fork_in_walk, "the fork-inside-a-walk checks");
+    in_child(give_up_in_child, "the give-up checks");
+    busy_waits_for_short_walk("a short walk");
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     CHECK(lib != NULL, "cannot dlopen %s: %s", argv[1], dlerror());
     if (lib) {
