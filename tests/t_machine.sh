@@ -6,7 +6,8 @@
 # sleeping process never does. Then the real /proc: no kernel thread among the busy, and a
 # process spinning beside it is named busy (the scan is skipped only when the kernel counts no
 # runnable task but the checker's own threads), and the scan opens no kernel thread's stat file
-# (strace: told apart by their missing executable first).
+# (strace: skipped as kthreadd's children, /proc/2/task/2/children read once, where the kernel
+# has that file; else told apart by their missing executable first).
 set -u
 . "$ROOT/tests/lib.sh"
 pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
@@ -63,7 +64,7 @@ if command -v strace >/dev/null 2>&1; then
   spin=$!
   ran=0
   for i in 1 2 3 4 5; do
-    strace -f -e trace=openat -o scan.txt "$W/machine_unit" /proc >/dev/null 2>&1
+    strace -f -e trace=openat,readlink -o scan.txt "$W/machine_unit" /proc >/dev/null 2>&1
     grep -q "\"/proc/$spin/stat\"" scan.txt && { ran=1; break; }
   done
   kill "$spin"; wait "$spin" 2>/dev/null
@@ -76,5 +77,14 @@ if command -v strace >/dev/null 2>&1; then
   note "scan: $(printf '%s\n' "$opened" | grep -c .) stat files opened, $n of the $(printf '%s\n' "$kt" | grep -c .) kernel threads"
   check "real /proc: the scan ran with a process spinning beside it" [ "$ran" = 1 ]
   check "real /proc: the scan opened $n kernel threads' stat files (none)" [ "$n" -eq 0 ]
+  # where the kernel lists kthreadd's children, they are skipped from that one read: no
+  # readlink a process (before: one for each of the machine's processes), only pid 2's, which
+  # says pid 2 is the kernel's
+  if [ -n "$(cat /proc/2/task/2/children 2>/dev/null)" ]; then
+    links=$(grep -cE 'readlink\("/proc/[0-9]+/exe"' scan.txt)
+    note "scan: $links exe links read, of $(ls -d /proc/[0-9]* | wc -l) processes"
+    check "real /proc: kthreadd's children skipped from its list ($links exe links read, 1 expected)" \
+      [ "$links" -eq 1 ]
+  fi
 fi
 checks_done
