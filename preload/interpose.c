@@ -477,8 +477,7 @@ int interpose_in_daemon(void)
 PS_API int daemon(int nochdir, int noclose)
 {
     PS_RESOLVE(daemon);
-    in_daemon = 1;
-    errno = 0;
+    in_daemon = 1; /* errno as the caller left it: daemon() leaves it so where it succeeds */
     int rc = real_daemon(nochdir, noclose);
     int saved = errno;
     in_daemon = 0;

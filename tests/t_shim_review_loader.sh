@@ -5,7 +5,7 @@
 # (PERFSCOPE_HZ=997) and compares (harness: tests/reviewlib.py); cases numbered as in the review:
 #  4 runpath      dlopen("libplug.so") through the executable's DT_RUNPATH $ORIGIN/lib
 #  9 failexec     after a failed execv, samples still go through libunwind (< 10% without)
-# 13 daemon       daemon(1, 1) (fork inside libc): the child's samples and procs.jsonl start line
+# 13 daemon       daemon(1, 1) (fork inside libc): the child's samples and procs.jsonl start line; the errno daemon() leaves (the one set before it)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_loader.sh 4`.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -71,7 +71,7 @@ def kill_daemon(pidfile):
 def c_daemon():
     exe = target("r_daemon")
     base = run([exe, os.path.abspath("daemon-base.pid")], plain_env(), what="r_daemon")
-    need(base.rc == 0 and base.stdout == b"daemon child done\n",
+    need(base.rc == 0 and base.stdout == b"daemon child done, errno 1234\n",
          "r_daemon without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
     out = os.path.abspath("out-daemon")
     pidfile = os.path.abspath("daemon-shim.pid")
