@@ -183,6 +183,12 @@ static void transit_leave(int slot)
         atomic_store(&transit[slot], -1);
 }
 
+void clock_transit_after_fork_child(void)
+{
+    for (int i = 0; i < TRANSIT_SLOTS; i++)
+        atomic_store(&transit[i], -1);
+}
+
 int clock_fd_in_transit(int fd)
 {
     for (int i = 0; i < TRANSIT_SLOTS; i++)

@@ -41,6 +41,9 @@ int clock_move_fd_high(int fd);
 int clock_move_fd_high_any(int fd);
 /* Whether fd is being moved right now (a target's dup2 onto it waits: fds.c). */
 int clock_fd_in_transit(int fd);
+/* In a fork child: no move is under way (the moving threads were not copied; a number left
+ * marked would hold a dup2 onto it for the whole wait). */
+void clock_transit_after_fork_child(void);
 /* The number clock_move_fd_high moves descriptors to or above (half the descriptor limit, at
  * most 512). */
 int clock_fd_base(void);

@@ -106,6 +106,11 @@ void fds_io_leave(void)
     atomic_fetch_sub(&opening, 1);
 }
 
+void fds_io_after_fork_child(void)
+{
+    atomic_store(&opening, io_depth); /* the forking thread's own, if it forked inside one */
+}
+
 static int kept_fd(const char *path)
 {
     int n = atomic_load(&nkept);

@@ -45,6 +45,9 @@ int fds_seal(int every_thread);
  * thread is coming or in force and it must not. */
 int fds_io_enter(void);
 void fds_io_leave(void);
+/* In a fork child: no shim thread is inside fds_io_enter (they were not copied; a count left
+ * would hold a later seal for its whole wait). */
+void fds_io_after_fork_child(void);
 /* 0: no filter known; 1: on the target's threads; 2: on every thread. */
 int fds_sealed(void);
 /* The filter was refused after all: back to the level before (the kept files stay kept). */

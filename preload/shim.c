@@ -252,6 +252,8 @@ void shim_after_fork_child(void)
     if (!ps_active)
         return;
     ps_pid = getpid();
+    clock_transit_after_fork_child();
+    fds_io_after_fork_child();
     atomic_store(&finished, 0);
     sampler_reopen();
     kchain_resume(); /* forked while another thread was on the way out */

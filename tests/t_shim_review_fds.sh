@@ -5,11 +5,14 @@
 # tests/reviewlib.py); cases numbered as in the review:
 #  8 closerange   close_range(5, 3, 0) is -1 EINVAL
 # 10 fdnum        the first open() in main returns 3 (libunwind's pipe is not at 3/4)
+# 14 forktransit  600 fork children of a process whose other thread dlopens in a loop: no child's
+#                 dup2 onto 3..15 waits for a descriptor move of its parent's thread (a second
+#                 review: 11 of 1000 children waited 0.5-1.2 s before)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_fds.sh 8`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_closerange r_fdnum; do
+for t in r_closerange r_fdnum r_forktransit; do
     build_target "$t"
 done
 
@@ -38,7 +41,17 @@ def c_fdnum():
     same(base, res, "r_fdnum (descriptor numbers)")
 
 
+def c_forktransit():
+    exe = target("r_forktransit")
+    base = run([exe, "600"], plain_env(), timeout=120, what="r_forktransit")
+    need(base.rc == 0 and base.stdout == b"children whose dup2s took over 80 ms: 0 of 600\n",
+         "r_forktransit without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
+    res = run([exe, "600"], senv("out-forktransit"), timeout=120, what="r_forktransit")
+    same(base, res, "r_forktransit (fork children's dup2 waits)")
+
+
 CASES = [(8, "closerange", c_closerange),
-         (10, "fdnum", c_fdnum)]
+         (10, "fdnum", c_fdnum),
+         (14, "forktransit", c_forktransit)]
 run_cases(CASES, sys.argv[1:])
 EOF
