@@ -328,6 +328,23 @@ PS_API void closefrom(int lowfd)
     close_range((unsigned)lowfd, ~0u, 0);
 }
 
+/* A file kept for a seccomp filter (fds_keep) on the number a target's dup2 takes: moved to
+ * another number first (a dup needs no open, which the filter may forbid), else the run's
+ * files would be written into the target's file that the dup2 puts there. */
+static void kept_relocate_fd(int fd)
+{
+    int n = atomic_load(&nkept);
+    for (int i = 0; i < n; i++) {
+        if (atomic_load(&kept[i].fd) != fd)
+            continue;
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        fds_mark(fd, 0);
+        if (moved >= 0)
+            fds_mark(moved, 1);
+        atomic_store(&kept[i].fd, moved); /* -1: that file is no longer written (EPERM) */
+    }
+}
+
 /* The target wants a number we hold: give ours another one first. */
 static void make_room(int fd, int oldfd)
 {
@@ -352,6 +369,7 @@ static void make_room(int fd, int oldfd)
                 return; /* dup2 itself closes the old number */
         }
     }
+    kept_relocate_fd(fd);
     leader_relocate_fd(fd);
     writer_forget_fd(fd);
     fdcache_forget_fd(fd);

@@ -477,11 +477,14 @@ int interpose_in_daemon(void)
 PS_API int daemon(int nochdir, int noclose)
 {
     PS_RESOLVE(daemon);
-    in_daemon = 1; /* errno as the caller left it: daemon() leaves it so where it succeeds */
+    int caller_errno = errno;
+    in_daemon = 1;
+    errno = 0; /* the parent's fork handler tells a fork that worked by it (shim.c) */
     int rc = real_daemon(nochdir, noclose);
     int saved = errno;
     in_daemon = 0;
-    errno = saved;
+    /* Where nothing inside daemon() set errno, the caller's: daemon() leaves it so. */
+    errno = saved == 0 ? caller_errno : saved;
     return rc;
 }
 

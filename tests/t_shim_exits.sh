@@ -10,7 +10,9 @@
 #  3 seccomp       a filter that kills on openat (prctl, and seccomp(2) with TSYNC), then exit(3),
 #                  return 3, _exit(3) or SIGTERM: same output and status; meta.json and
 #                  procs.jsonl have the real status; the log says what stopped; a process the
-#                  filter kills (SIGSYS) ends so, meta.json saying why its end passed unseen
+#                  filter kills (SIGSYS) ends so, meta.json saying why its end passed unseen; a
+#                  target's dup2 onto the numbers of the files the shim keeps open for the filter
+#                  writes nothing of the run into the target's file
 #  5 rawexit       0.04 s of CPU, then a raw exit_group: the samples kept (at least half the
 #                  CPU time at the rate), meta.json intact ("running": nothing saw the end)
 #  6 resethand     a SIGTERM handler with SA_RESETHAND that raises again (Node): killed by
@@ -107,6 +109,22 @@ def c_seccomp():
             need(len(ends) == 1 and ends[0].get("status") == status, "%s: exit lines %r" % (what, ends))
             need("seccomp filter" in log_of(out), "%s: the log does not say a filter was installed" % what)
             need(meta_of(out).get("end_unseen"), "%s: meta.json has no end_unseen" % what)
+    # The target's dup2 onto the numbers of the files the shim keeps open for the filter: they
+    # move first, and nothing of the run is written into the target's file (a review: before,
+    # the exit line and meta.json went into it, and meta.json said "running").
+    argv = [exe, "dup2"]
+    base = run(argv, plain_env(), timeout=20, what="x_seccomp_open dup2")
+    need(base.rc == 3 and base.stdout == b"filtered ok\n" and os.path.getsize("x_seccomp_dup2.txt") == 0,
+         "x_seccomp_open dup2 without the shim: %s %r" % (sig_name(base.rc), base.stdout))
+    res = run(argv, senv("out-seccomp-dup2"), timeout=20, what="x_seccomp_open dup2")
+    same(base, res, "x_seccomp_open dup2")
+    written = open("x_seccomp_dup2.txt", "rb").read()
+    need(written == b"", "x_seccomp_open dup2: the shim wrote %d bytes into the target's file: %r"
+         % (len(written), written[:120]))
+    got = meta_of("out-seccomp-dup2").get("status")
+    need(got == "exit 3", "x_seccomp_open dup2: meta.json status %r" % got)
+    ends = exit_lines("out-seccomp-dup2", res.pid)
+    need(len(ends) == 1 and ends[0].get("status") == "exit 3", "x_seccomp_open dup2: exit lines %r" % ends)
     # The filter kills the process: nothing sees the end, meta.json says why it may pass unseen.
     argv = [exe, "die"]
     base = run(argv, plain_env(), timeout=20, what="x_seccomp_open die")
