@@ -84,6 +84,13 @@ static void forget(int sig)
     atomic_fetch_and(&fatal_owned, ~(1ull << sig));
 }
 
+void fatal_install_keeping(int sig, const struct sigaction *act)
+{
+    fatal_install(sig);
+    if (fatal_owns(sig))
+        fatal_target[sig] = *act; /* its flags and mask, as a query would read them back */
+}
+
 int fatal_owns(int sig)
 {
     return sig > 0 && sig < 64 && ((atomic_load(&fatal_owned) >> sig) & 1);
@@ -202,7 +209,7 @@ int fatal_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
         }
         int rc = ps_real_sigaction(sig, act, NULL);
         if (rc == 0)
-            fatal_install(sig);
+            fatal_install_keeping(sig, act);
         return rc;
     }
     if (is_function(act) && (act->sa_flags & SA_RESETHAND)) {

@@ -16,6 +16,9 @@ void fatal_install_all(void);
 int fatal_signal_listed(int sig);
 /* Stands in for sig's SIG_DFL, if that is its disposition now (the target reset it to SIG_DFL). */
 void fatal_install(int sig);
+/* The same after the target's own SIG_DFL act went to the kernel: a query then reads act back
+ * (its flags and mask), not a bare SIG_DFL. */
+void fatal_install_keeping(int sig, const struct sigaction *act);
 /* Whether the shim stands in for sig's SIG_DFL now (the sigaction wrapper asks). */
 int fatal_owns(int sig);
 /* Whether the sigaction wrapper hands sig's call to fatal_sigaction: we stand in for its

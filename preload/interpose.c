@@ -689,6 +689,31 @@ PS_API int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), voi
 
 /* ---- signal dispositions ---- */
 
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
+/* An action the shim keeps for the target instead of giving it to the kernel (SIGPROF's, the
+ * default of a signal it stands in for), made what a query would read back had the kernel
+ * taken it: no SIGKILL or SIGSTOP in the mask (the kernel drops them), and the C library's
+ * signal-return trampoline with SA_RESTORER, which its sigaction adds to every action it sets
+ * (taken from one the shim set through it). */
+static void as_kernel_keeps(int sig, struct sigaction *sa)
+{
+    static void (*restorer)(void);
+    sigdelset(&sa->sa_mask, SIGKILL);
+    sigdelset(&sa->sa_mask, SIGSTOP);
+    if (!restorer) {
+        struct sigaction q;
+        if (real_sigaction(sig, NULL, &q) == 0 && (q.sa_flags & SA_RESTORER))
+            restorer = q.sa_restorer;
+    }
+    if (restorer) {
+        sa->sa_flags |= SA_RESTORER;
+        sa->sa_restorer = restorer;
+    }
+}
+
 PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     PS_RESOLVE(sigaction);
@@ -699,8 +724,10 @@ PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
         return real_sigaction(sig, act, old);
     /* act and old may be the same struct, as the kernel allows: read before writing. */
     struct sigaction want;
-    if (act)
+    if (act) {
         want = *act;
+        as_kernel_keeps(sig, &want);
+    }
     if (sig == SIGPROF && sampler_installed()) {
         if (old)
             sampler_get_target_action(old);
@@ -712,7 +739,7 @@ PS_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
         return fatal_sigaction(sig, act ? &want : NULL, old);
     int rc = real_sigaction(sig, act ? &want : NULL, old);
     if (rc == 0 && act && fatal_signal_listed(sig) && !(want.sa_flags & SA_SIGINFO) && want.sa_handler == SIG_DFL)
-        fatal_install(sig); /* back to the default: we stand in for it again */
+        fatal_install_keeping(sig, &want); /* back to the default: we stand in for it again */
     return rc;
 }
 
@@ -761,14 +788,39 @@ PS_API int signalfd(int fd, const sigset_t *mask, int flags)
     return real_signalfd(fd, without_prof(mask, &copy), flags);
 }
 
-static sighandler_t set_handler(int sig, sighandler_t handler, int flags)
+/* The C library's other ways to set a disposition call its internal sigaction, past the
+ * wrapper above: for SIGPROF and the signals the shim stands in for, they would replace the
+ * shim's handler (the target's handler then runs on the sampling clock's signals) or leave
+ * the wrapper's record stale. So each is done here again, as glibc does it, through the
+ * wrappers: signal (BSD semantics), bsd_signal, sysv_signal, sigset, sigignore, siginterrupt
+ * (sighold and sigrelse: sigmask.c). siginterrupt's set is kept here, since glibc's is its own:
+ * signal() leaves SA_RESTART out for a signal in it. */
+static _Atomic uint64_t sigintr_bits[(NSIG + 63) / 64];
+
+static int sig_valid(int sig, sighandler_t handler)
 {
+    if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
+        errno = EINVAL;
+        return 0;
+    }
+    return 1;
+}
+
+static int sigintr_has(int sig)
+{
+    return (atomic_load(&sigintr_bits[sig / 64]) >> (sig % 64)) & 1;
+}
+
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int mask_self)
+{
+    if (!sig_valid(sig, handler))
+        return SIG_ERR;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = handler;
     sa.sa_flags = flags;
     sigemptyset(&sa.sa_mask);
-    if (flags & SA_RESTART)
+    if (mask_self)
         sigaddset(&sa.sa_mask, sig);
     if (sigaction(sig, &sa, &old) != 0)
         return SIG_ERR;
@@ -777,15 +829,67 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags)
 
 PS_API sighandler_t signal(int sig, sighandler_t handler)
 {
-    return set_handler(sig, handler, SA_RESTART);
+    return set_handler(sig, handler, sig >= 1 && sig < NSIG && sigintr_has(sig) ? 0 : SA_RESTART, 1);
 }
 
 PS_API sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
-    return set_handler(sig, handler, SA_RESTART);
+    return signal(sig, handler);
 }
 
 PS_API sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-    return set_handler(sig, handler, (int)(SA_RESETHAND | SA_NODEFER));
+    return set_handler(sig, handler, (int)(SA_RESETHAND | SA_NODEFER), 0);
+}
+
+PS_API int siginterrupt(int sig, int interrupt)
+{
+    struct sigaction sa;
+    if (sigaction(sig, NULL, &sa) < 0)
+        return -1;
+    uint64_t bit = 1ull << (sig % 64);
+    if (interrupt) {
+        atomic_fetch_or(&sigintr_bits[sig / 64], bit);
+        sa.sa_flags &= ~SA_RESTART;
+    } else {
+        atomic_fetch_and(&sigintr_bits[sig / 64], ~bit);
+        sa.sa_flags |= SA_RESTART;
+    }
+    return sigaction(sig, &sa, NULL) < 0 ? -1 : 0;
+}
+
+PS_API int sigignore(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, NULL);
+}
+
+PS_API sighandler_t sigset(int sig, sighandler_t disp)
+{
+    if (!sig_valid(sig, disp))
+        return SIG_ERR;
+    sigset_t set, oset;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    struct sigaction sa, old;
+    if (disp == SIG_HOLD) {
+        if (sigprocmask(SIG_BLOCK, &set, &oset) < 0)
+            return SIG_ERR;
+        if (sigismember(&oset, sig))
+            return SIG_HOLD;
+        if (sigaction(sig, NULL, &old) < 0)
+            return SIG_ERR;
+        return old.sa_handler;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = disp;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) < 0)
+        return SIG_ERR;
+    if (sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
+        return SIG_ERR;
+    return sigismember(&oset, sig) ? SIG_HOLD : old.sa_handler;
 }
