@@ -143,6 +143,7 @@ void shim_finish(const char *status)
         clock_disarm(t);
     sampler_close(); /* no other thread's sample after the last flush either */
     writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
+    writer_way_out();
     leader_stop();
     unsampled_finish(); /* before the last drain hands back the threads that exited */
     writer_maps_catch_up();

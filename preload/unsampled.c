@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
 
 #include "clock.h"
 #include "config.h"
@@ -29,6 +28,7 @@
 #include "fds.h"
 #include "log.h"
 #include "markers.h"
+#include "safefmt.h"
 #include "sampler.h"
 #include "shim.h"
 #include "sigmask.h"
@@ -125,20 +125,28 @@ static void close_span(struct ps_thread *t)
     struct ps_unsampled *u = &t->us;
     if (!u->span_cpu)
         return;
-    cJSON *o = cJSON_CreateObject();
-    if (o) {
-        char comm[17];
-        memcpy(comm, t->comm, 16);
-        comm[16] = 0;
-        cJSON_AddNumberToObject(o, "pid", (double)getpid());
-        cJSON_AddNumberToObject(o, "tid", (double)t->tid);
-        cJSON_AddStringToObject(o, "comm", comm);
-        cJSON_AddNumberToObject(o, "t0_ns", (double)u->span_t0);
-        cJSON_AddNumberToObject(o, "t1_ns", (double)u->span_t1);
-        cJSON_AddNumberToObject(o, "cpu_ns", (double)u->span_cpu);
-        markers_append_jsonl(RUN_UNSAMPLED, o);
-        cJSON_Delete(o);
-    }
+    /* Built without allocation: the way out runs this on the thread that exits or execs, which
+     * may be a handler that interrupted malloc (an exec from a handler). */
+    char comm[17], line[256];
+    memcpy(comm, t->comm, 16);
+    comm[16] = 0;
+    struct safefmt f;
+    safefmt_init(&f, line, sizeof line);
+    safefmt_str(&f, "{\"pid\":");
+    safefmt_i64(&f, (int64_t)getpid());
+    safefmt_str(&f, ",\"tid\":");
+    safefmt_i64(&f, (int64_t)t->tid);
+    safefmt_str(&f, ",\"comm\":");
+    safefmt_json_str(&f, comm);
+    safefmt_str(&f, ",\"t0_ns\":");
+    safefmt_u64(&f, u->span_t0);
+    safefmt_str(&f, ",\"t1_ns\":");
+    safefmt_u64(&f, u->span_t1);
+    safefmt_str(&f, ",\"cpu_ns\":");
+    safefmt_u64(&f, u->span_cpu);
+    safefmt_str(&f, "}\n");
+    if (!f.overflow)
+        markers_append_line(RUN_UNSAMPLED, line);
     u->span_t0 = u->span_t1 = u->span_cpu = 0;
 }
 

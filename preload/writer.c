@@ -70,6 +70,7 @@ static uint64_t dropped_retired;   /* drops of rings already freed */
 static int files_ok;
 
 static _Atomic int io_lock;
+static _Atomic pid_t io_owner; /* the thread that holds io_lock, 0 when none */
 static _Atomic int stop_requested;
 static _Atomic int wake_pending;
 /* The writer sleeps on this futex word, so a stop (exit, exec) wakes it at once instead of
@@ -86,14 +87,21 @@ static pthread_t writer_thread;
 static _Atomic int writer_running; /* read by writer_wake_for_unwinder in the handler */
 
 /* The io lock is a spin flag with a deadline, not a mutex: the fatal-signal path takes it, and
- * must give up rather than hang if the thread it interrupted already holds it. */
+ * must give up rather than hang if the thread it interrupted already holds it. When that thread
+ * is this one (a handler, the target's, that runs exit or exec on top of the shim's own code
+ * holding the lock), waiting cannot help: given up at once. */
 int writer_lock_for(int ms)
 {
     uint64_t deadline = ps_now_ns() + (uint64_t)ms * 1000000ull;
+    pid_t self = ps_gettid();
     for (;;) {
         int expected = 0;
-        if (atomic_compare_exchange_weak(&io_lock, &expected, 1))
+        if (atomic_compare_exchange_weak(&io_lock, &expected, 1)) {
+            atomic_store(&io_owner, self);
             return 1;
+        }
+        if (atomic_load(&io_owner) == self)
+            return 0;
         if (ms >= 0 && ps_now_ns() > deadline)
             return 0;
         struct timespec ts = { 0, 200000 };
@@ -103,6 +111,7 @@ int writer_lock_for(int ms)
 
 void writer_unlock(void)
 {
+    atomic_store(&io_owner, 0);
     atomic_store(&io_lock, 0);
 }
 
@@ -300,9 +309,17 @@ void writer_maps_snapshot(uint64_t t_ns)
     writer_unlock();
 }
 
-/* The first snapshot from the fatal-signal path: /proc/self/maps copied through a buffer on the
- * stack, nothing allocated (nothing is compared with it later: the process is ending). */
-static void maps_copy_signal_safe(void)
+/* A snapshot on the fatal-signal path and the way out: /proc/self/maps copied through a buffer
+ * on the stack, nothing allocated (nothing is compared with it later: the image is ending),
+ * after a '# t=' line when one is given (t_ns > 0: not the file's first snapshot). */
+static _Atomic int way_out;
+
+void writer_way_out(void)
+{
+    atomic_store(&way_out, 1);
+}
+
+static void maps_copy_signal_safe_at(uint64_t t_ns)
 {
     int in = fds_run_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
     if (in < 0)
@@ -310,6 +327,18 @@ static void maps_copy_signal_safe(void)
     int out = fds_run_open(ps_maps_path, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
     if (out >= 0) {
         char buf[2048];
+        if (t_ns > 0) {
+            struct safefmt f;
+            safefmt_init(&f, buf, sizeof buf);
+            safefmt_str(&f, "# t=");
+            safefmt_u64(&f, t_ns);
+            safefmt_str(&f, "\n");
+            if (write(out, buf, f.len) != (ssize_t)f.len) {
+                fds_run_close(out);
+                fds_run_close(in);
+                return;
+            }
+        }
         for (;;) {
             ssize_t r = read(in, buf, sizeof buf);
             if (r < 0 && errno == EINTR)
@@ -320,6 +349,11 @@ static void maps_copy_signal_safe(void)
         fds_run_close(out);
     }
     fds_run_close(in);
+}
+
+static void maps_copy_signal_safe(void)
+{
+    maps_copy_signal_safe_at(0);
 }
 
 /* Makes this image's .bin (header, no record yet) and .maps (the mappings now, in force from
@@ -360,7 +394,7 @@ static int files_create(int from_signal)
     if (fd >= 0)
         fds_run_close(fd);
     files_made = 1;
-    if (from_signal) {
+    if (from_signal || atomic_load(&way_out)) {
         maps_copy_signal_safe();
         return 0;
     }
@@ -782,8 +816,17 @@ void writer_maps_catch_up(void)
         }
         return;
     }
-    if (objects_changed())
+    if (!objects_changed())
+        return;
+    if (!atomic_load(&way_out)) {
         writer_maps_snapshot(atomic_load(&last_pass_ns));
+        return;
+    }
+    if (writer_lock_for(2000)) {
+        uint64_t t = atomic_load(&last_pass_ns);
+        maps_copy_signal_safe_at(maps_last && t < maps_last_t ? maps_last_t : t > 0 ? t : 1);
+        writer_unlock();
+    }
 }
 
 /* One pass: the drain, the maps check, the reaping of threads that are gone, the unsampled check
@@ -986,6 +1029,7 @@ int writer_start(void)
     if (!files_ok && leader_is_us())
         return 0;
     atomic_store(&stop_requested, 0);
+    atomic_store(&way_out, 0); /* again after an exec that failed */
     writer_started_ns = ps_now_ns();
     if (ps_start_shim_thread_near(&writer_thread, writer_main, &writer_pin) != 0) {
         ps_log("cannot start the writer thread: samples are flushed only at exit");

@@ -27,6 +27,11 @@ void writer_flush(int from_signal);
 void writer_flush_last(int from_signal);
 /* A snapshot for a library loaded since the writer's last pass (exit, exec, before dlclose). */
 void writer_maps_catch_up(void);
+/* The way out (exit, exec) has begun, after the writer stopped: the maps snapshots from here on
+ * (the catch-up, the files made by the last flush) are copied through the stack, nothing
+ * allocated. An exec may come from a signal handler that interrupted malloc (execve is
+ * async-signal-safe), where a malloc on this thread waits forever for its own lock. */
+void writer_way_out(void);
 int writer_start(void);
 void writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
