@@ -206,16 +206,20 @@ PS_API int pthread_setname_np(pthread_t thread, const char *name)
 /* fork is followed through pthread_atfork (shim.c), which also sees the forks the C library
  * makes itself (daemon()), past any wrapper. */
 
-/* Before the image is replaced: everything sampled so far goes to disk. */
-static void before_exec(void)
+/* Before the image is replaced: everything sampled so far goes to disk. The new image
+ * inherits the mask and the SIGPROF ignore the target asked for (a vfork child's dispositions
+ * are its own: it switches its own). 1 when SIGPROF was switched to SIG_IGN. */
+static int before_exec(void)
 {
     if (ps_active && getpid() == ps_pid) /* a vfork child shares our memory: leave the parent's state alone */
         shim_finish("exec");
     sigmask_before_exec(); /* the new image inherits the mask the target asked for */
+    return sampler_ignore_for_child();
 }
 
-static void after_failed_exec(int saved_errno)
+static void after_failed_exec(int saved_errno, int ignored)
 {
+    sampler_handler_back(ignored);
     sigmask_after_failed_exec();
     if (ps_active && getpid() == ps_pid)
         shim_resume_after_failed_exec();
@@ -237,12 +241,12 @@ static int (*real_posix_spawnp)(pid_t *, const char *, const posix_spawn_file_ac
 PS_API int execve(const char *path, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(execve);
-    before_exec();
+    int ignored = before_exec();
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
     int rc = real_execve(path, argv, env);
     execenv_release(&e);
-    after_failed_exec(errno);
+    after_failed_exec(errno, ignored);
     return rc;
 }
 
@@ -250,7 +254,7 @@ PS_API int execve(const char *path, char *const argv[], char *const envp[])
 PS_API int execv(const char *path, char *const argv[])
 {
     PS_RESOLVE(execv);
-    before_exec();
+    int ignored = before_exec();
     struct execenv e;
     char *const *env = execenv_fix(environ, &e);
     int rc;
@@ -261,14 +265,14 @@ PS_API int execv(const char *path, char *const argv[])
         rc = real_execv(path, argv);
     }
     execenv_release(&e);
-    after_failed_exec(errno);
+    after_failed_exec(errno, ignored);
     return rc;
 }
 
 PS_API int execvp(const char *file, char *const argv[])
 {
     PS_RESOLVE(execvp);
-    before_exec();
+    int ignored = before_exec();
     struct execenv e;
     char *const *env = execenv_fix(environ, &e);
     int rc;
@@ -279,31 +283,31 @@ PS_API int execvp(const char *file, char *const argv[])
         rc = real_execvp(file, argv);
     }
     execenv_release(&e);
-    after_failed_exec(errno);
+    after_failed_exec(errno, ignored);
     return rc;
 }
 
 PS_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(execvpe);
-    before_exec();
+    int ignored = before_exec();
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
     int rc = real_execvpe(file, argv, env);
     execenv_release(&e);
-    after_failed_exec(errno);
+    after_failed_exec(errno, ignored);
     return rc;
 }
 
 PS_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(fexecve);
-    before_exec();
+    int ignored = before_exec();
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
     int rc = real_fexecve(fd, argv, env);
     execenv_release(&e);
-    after_failed_exec(errno);
+    after_failed_exec(errno, ignored);
     return rc;
 }
 
@@ -317,7 +321,9 @@ PS_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_acti
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
     int held = sigmask_hold_for_child(attr);
+    int ignored = sampler_ignore_for_child();
     int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
+    sampler_handler_back(ignored);
     sigmask_release_after_child(held);
     execenv_release(&e);
     return rc;
@@ -330,7 +336,9 @@ PS_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
     int held = sigmask_hold_for_child(attr);
+    int ignored = sampler_ignore_for_child();
     int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
+    sampler_handler_back(ignored);
     sigmask_release_after_child(held);
     execenv_release(&e);
     return rc;

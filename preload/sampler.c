@@ -412,6 +412,45 @@ const char *sampler_unwind_name(void)
     return pc_only ? "pc" : unwinder == PS_UNWIND_FP || atomic_load(&libunwind_failed) ? "fp" : "libunwind";
 }
 
+static int set_handler_in_kernel(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    /* SA_ONSTACK: a thread with an alternate signal stack (every Go thread) takes the sample
+     * there, never on a goroutine's small stack. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (ps_real_sigaction(SIGPROF, &sa, old) != 0)
+        return -1;
+    if (ps_clock_in_use == PS_CLOCK_PERF && ps_perf_delivery == PS_PERF_SIGTRAP)
+        ps_real_sigaction(SIGTRAP, &sa, NULL);
+    return 0;
+}
+
+int sampler_ignore_for_child(void)
+{
+    if (!atomic_load(&installed) || (target_action.sa_flags & SA_SIGINFO) || target_action.sa_handler != SIG_IGN)
+        return 0;
+    int saved = errno;
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    int switched = ps_real_sigaction(SIGPROF, &ign, NULL) == 0;
+    errno = saved;
+    return switched;
+}
+
+void sampler_handler_back(int switched)
+{
+    if (!switched)
+        return;
+    int saved = errno;
+    set_handler_in_kernel(NULL);
+    errno = saved;
+}
+
 int sampler_install(void)
 {
     if (atomic_load(&installed))
@@ -431,18 +470,10 @@ int sampler_install(void)
      * ms) and its first use (its lock, its memory-validation pipe, the fast tracer's 256 KiB
      * cache written whole, the start-up stack walked: 0.5 ms) would cost every process's start,
      * sampled or not. A thread the writer starts does both once a sample has come. */
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigprof;
-    /* SA_ONSTACK: a thread with an alternate signal stack (every Go thread) takes the sample
-     * there, never on a goroutine's small stack. */
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    if (ps_real_sigaction(SIGPROF, &sa, &old) != 0)
+    struct sigaction old;
+    if (set_handler_in_kernel(&old) != 0)
         return -1;
     target_action = old;
-    if (ps_clock_in_use == PS_CLOCK_PERF && ps_perf_delivery == PS_PERF_SIGTRAP)
-        ps_real_sigaction(SIGTRAP, &sa, NULL);
     atomic_store(&installed, 1);
     return 0;
 }

@@ -46,6 +46,13 @@ void sampler_close(void);
 /* The image goes on after all (a failed exec) or anew (a fork child): sampling again. */
 void sampler_reopen(void);
 int sampler_target_prof_default(void);
+/* A target that ignores SIGPROF: exec keeps an ignored signal ignored but resets a handler to
+ * SIG_DFL, so with the shim's handler in the kernel a new image (or a child that runs without
+ * the shim: a static or set-user-ID program) would die of a SIGPROF it ignores without the
+ * shim. Around an exec or a spawn the kernel holds the target's SIG_IGN (samples that come
+ * meanwhile are dropped): 1 when it was switched, for sampler_handler_back after the call. */
+int sampler_ignore_for_child(void);
+void sampler_handler_back(int switched);
 /* The unwinder in force: "libunwind", "fp" (PERFSCOPE_UNWIND=fp), or "pc" (under valgrind:
  * the interrupted instruction alone). */
 const char *sampler_unwind_name(void);

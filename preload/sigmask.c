@@ -325,7 +325,9 @@ PS_API int system(const char *command)
 {
     PS_RESOLVE(system);
     int held = sigmask_hold_for_child(NULL);
+    int ignored = sampler_ignore_for_child(); /* its child inherits the target's SIG_IGN */
     int rc = real_system(command);
+    sampler_handler_back(ignored);
     sigmask_release_after_child(held);
     return rc;
 }
@@ -334,7 +336,9 @@ PS_API FILE *popen(const char *command, const char *type)
 {
     PS_RESOLVE(popen);
     int held = sigmask_hold_for_child(NULL);
+    int ignored = sampler_ignore_for_child();
     FILE *f = real_popen(command, type);
+    sampler_handler_back(ignored);
     sigmask_release_after_child(held);
     return f;
 }

@@ -16,11 +16,14 @@
 # 16 execmalloc   an exec from a handler that interrupted malloc: the shim's way out allocates
 #                 nothing on that thread (the target's own malloc says so if it is entered again;
 #                 before: the exec's maps snapshot, then its unsampled lines, hung such a thread)
+# 17 profign      a program that ignores SIGPROF: its posix_spawn, fork + exec and system()
+#                 children find SIGPROF ignored and survive one (before: the kernel held the
+#                 shim's handler, which exec resets to SIG_DFL, and each child died of it)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_signals.sh 3`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_sigwait r_alias r_profreset r_altstk r_vfork r_sigapi r_execmalloc; do
+for t in r_sigwait r_alias r_profreset r_altstk r_vfork r_sigapi r_execmalloc r_profign; do
     build_target "$t"
 done
 
@@ -88,6 +91,15 @@ def c_execmalloc():
     same(base, res, "r_execmalloc")
 
 
+def c_profign():
+    exe = target("r_profign")
+    base = run([exe], plain_env(), what="r_profign")
+    need(base.rc == 0 and base.stdout.count(b"SIGPROF SIG_IGN, survived a SIGPROF") == 3,
+         "r_profign without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
+    res = run([exe], senv("out-profign"), what="r_profign")
+    same(base, res, "r_profign")
+
+
 def c_profreset():
     exe = target("r_profreset")
     base = run([exe], plain_env(), what="r_profreset")
@@ -122,6 +134,7 @@ CASES = [(3, "sigwait", c_sigwait),
          (11, "altstack", c_altstack),
          (12, "vfork", c_vfork),
          (15, "sigapi", c_sigapi),
-         (16, "execmalloc", c_execmalloc)]
+         (16, "execmalloc", c_execmalloc),
+         (17, "profign", c_profign)]
 run_cases(CASES, sys.argv[1:])
 EOF
