@@ -247,6 +247,7 @@ PS_API int close(int fd)
  * becomes ours. */
 static int (*real_pipe2)(int[2], int);
 static int (*real_pipe)(int[2]);
+static _Atomic int unw_pipe[2] = { -1, -1 }; /* its numbers, once moved */
 
 /* 0, or -1 (EMFILE) when a target's dup2 took one end before it moved: the pipe is broken (a
  * write to it would raise SIGPIPE), so what is left of it is closed and libunwind told no. */
@@ -266,6 +267,8 @@ static int adopt_pipe(int fds[2], int cloexec)
         S_ISFIFO(s0.st_mode) && S_ISFIFO(s1.st_mode) && s0.st_ino == s1.st_ino && s0.st_dev == s1.st_dev) {
         fds[0] = moved[0];
         fds[1] = moved[1];
+        atomic_store(&unw_pipe[0], moved[0]);
+        atomic_store(&unw_pipe[1], moved[1]);
         return 0;
     }
     for (int i = 0; i < 2; i++) {
@@ -360,6 +363,17 @@ static void make_room(int fd, int oldfd)
      * gets here: is_ours is false there.) */
     if (fcntl(oldfd, F_GETFD) < 0)
         return;
+    /* libunwind's pipe: its numbers live inside libunwind, which cannot be told of a move. It
+     * may not run again (else it reads, writes and closes the target's file there); the number
+     * is the target's, the other end stays ours, unused. */
+    for (int i = 0; i < 2; i++) {
+        int expected = fd;
+        if (atomic_compare_exchange_strong(&unw_pipe[i], &expected, -1)) {
+            sampler_libunwind_off("the target's dup2 takes the number of libunwind's pipe");
+            fds_mark(fd, 0);
+            return;
+        }
+    }
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
         struct ps_thread *t = &ps_threads[i];

@@ -327,9 +327,8 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
  * descheduled or stopped, or its stamp was left by a target's handler that longjmp'd out of
  * ours). This thread's own, if it was interrupted inside one, cannot go on until we return. */
 #define PS_CLOSE_WAIT_NS (100 * 1000 * 1000)
-void sampler_close(void)
+static void wait_handlers_in_flight(void)
 {
-    atomic_store(&sampling_closed, 1);
     struct ps_thread *self = thread_self();
     int used = atomic_load(&ps_threads_used);
     for (int i = 0; i < used; i++) {
@@ -338,6 +337,22 @@ void sampler_close(void)
         while (t != self && (began = atomic_load(&t->in_handler)) != 0 && ps_now_ns() - began < PS_CLOSE_WAIT_NS)
             sched_yield();
     }
+}
+
+void sampler_close(void)
+{
+    atomic_store(&sampling_closed, 1);
+    wait_handlers_in_flight();
+}
+
+void sampler_libunwind_off(const char *why)
+{
+    if (atomic_exchange(&libunwind_failed, 1) && !atomic_load(&libunwind_ready))
+        return;
+    atomic_store_explicit(&libunwind_ready, 0, memory_order_release);
+    wait_handlers_in_flight(); /* a walk that began before this one may still be in libunwind */
+    ps_log("%s: libunwind is off from now on (stacks by frame pointers)", why);
+    meta_note_unwind();
 }
 
 void sampler_reopen(void)

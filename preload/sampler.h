@@ -51,6 +51,10 @@ int sampler_target_prof_default(void);
  * the shim: a static or set-user-ID program) would die of a SIGPROF it ignores without the
  * shim. Around an exec or a spawn the kernel holds the target's SIG_IGN (samples that come
  * meanwhile are dropped): 1 when it was switched, for sampler_handler_back after the call. */
+/* libunwind may not run again in this process (its pipe's number taken by the target: it would
+ * read, write and close the target's file there): the handler walks frame pointers from now on,
+ * once the walks under way have ended; logged with why. */
+void sampler_libunwind_off(const char *why);
 int sampler_ignore_for_child(void);
 void sampler_handler_back(int switched);
 /* The unwinder in force: "libunwind", "fp" (PERFSCOPE_UNWIND=fp), or "pc" (under valgrind:

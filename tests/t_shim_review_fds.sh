@@ -8,11 +8,15 @@
 # 14 forktransit  600 fork children of a process whose other thread dlopens in a loop: no child's
 #                 dup2 onto 3..15 waits for a descriptor move of its parent's thread (a second
 #                 review: 11 of 1000 children waited 0.5-1.2 s before)
+# 15 unwpipe      the target dup2s its files onto 505..539, where libunwind's pipe is (a limit
+#                 of 4096): its files hold only its own bytes, its writes and closes work; the
+#                 shim turns libunwind off and says so (before: close EBADF, libunwind read,
+#                 wrote and closed the target's files there)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_fds.sh 8`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_closerange r_fdnum r_forktransit; do
+for t in r_closerange r_fdnum r_forktransit r_unwpipe; do
     build_target "$t"
 done
 
@@ -50,8 +54,25 @@ def c_forktransit():
     same(base, res, "r_forktransit (fork children's dup2 waits)")
 
 
+def c_unwpipe():
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 4096:
+        note("descriptor limit %d: libunwind's pipe is not at 512 here, case not run" % hard)
+        return
+    exe = target("r_unwpipe")
+    argv = ["sh", "-c", 'ulimit -n 4096 && mkdir -p "$1" && exec "$0" "$1"', exe]
+    base = run(argv + [os.path.abspath("unwpipe-base")], plain_env(), what="r_unwpipe")
+    need(base.rc == 0 and base.stdout == b"bad=0\n", "r_unwpipe without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
+    res = run(argv + [os.path.abspath("unwpipe-shim")], senv("out-unwpipe"), what="r_unwpipe")
+    same(base, res, "r_unwpipe")
+    log = open(os.path.join("out-unwpipe", "perfscope.log")).read() if os.path.exists("out-unwpipe/perfscope.log") else ""
+    need("libunwind's pipe" in log, "r_unwpipe: the log does not say libunwind went off: %r" % log)
+
+
 CASES = [(8, "closerange", c_closerange),
          (10, "fdnum", c_fdnum),
-         (14, "forktransit", c_forktransit)]
+         (14, "forktransit", c_forktransit),
+         (15, "unwpipe", c_unwpipe)]
 run_cases(CASES, sys.argv[1:])
 EOF
