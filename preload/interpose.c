@@ -711,10 +711,12 @@ static void as_kernel_keeps(int sig, struct sigaction *sa)
     static void (*restorer)(void);
     sigdelset(&sa->sa_mask, SIGKILL);
     sigdelset(&sa->sa_mask, SIGSTOP);
-    if (!restorer) {
+    for (int from = sig; !restorer; from = SIGPROF) { /* this signal's, else the sampler's */
         struct sigaction q;
-        if (real_sigaction(sig, NULL, &q) == 0 && (q.sa_flags & SA_RESTORER))
+        if (real_sigaction(from, NULL, &q) == 0 && (q.sa_flags & SA_RESTORER))
             restorer = q.sa_restorer;
+        if (from == SIGPROF)
+            break;
     }
     if (restorer) {
         sa->sa_flags |= SA_RESTORER;
