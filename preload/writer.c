@@ -1113,6 +1113,7 @@ void writer_forget_after_fork(void)
     atomic_store(&hosted, 0);
     atomic_store(&hosted_passes, 0);
     pthread_mutex_init(&pass_lock, NULL);
+    atomic_store(&io_owner, 0);
     atomic_store(&io_lock, 0);
     free(maps_last);
     maps_last = NULL;
