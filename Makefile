@@ -15,9 +15,10 @@ PKGLIBS  = $(shell pkg-config --libs $(1))
 # The layers, bottom up (docs/architecture.md): format/ (the run folder's contract and its
 # readers), preload/ (the shim, which writes it), symbolize/ and report/ (which read it).
 # The shim compiles from format/ only what it needs: the record layout (a header) and the
-# machine check it shares with the matrix runner, and the reading of a procs.jsonl line.
+# machine check it shares with the matrix runner (and the whole-file reader it uses), and the
+# reading of a procs.jsonl line.
 FORMAT_SRC   := $(sort $(wildcard format/*.c))
-SHIM_FORMAT_SRC := format/machine.c format/procline.c
+SHIM_FORMAT_SRC := format/machine.c format/procline.c format/textfile.c
 PRELOAD_SRC  := $(sort $(wildcard preload/*.c preload/counters/*.c)) $(SHIM_FORMAT_SRC)
 SYMLIB_SRC   := $(sort $(filter-out symbolize/main.c,$(wildcard symbolize/*.c))) $(FORMAT_SRC)
 REPORT_SRC   := $(sort $(wildcard report/*.c report/*/*.c))

@@ -4,6 +4,7 @@
  * threads (kthreadd's children, PF_KTHREAD: rcu_preempt and kworkers are often in state R) as
  * busy, and never fail: what cannot be read counts as quiet. */
 #include "machine.h"
+#include "textfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -99,39 +100,12 @@ static void kthreads_read(const char *root, struct kthreads *k)
     k->n = 0;
     if (!no_executable(root, 2))
         return; /* a user process's pid 2 (a container's namespace) */
-    char path[320];
+    char path[320], err[16];
     snprintf(path, sizeof path, "%s/2/task/2/children", root);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    size_t cap = 16384, len = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (len == cap) {
-            char *bigger = cap < (1u << 24) ? realloc(buf, cap * 2 + 1) : NULL;
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            free(buf);
-            buf = NULL;
-        }
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    syscall(SYS_close, fd);
-    if (!buf)
-        return;
-    buf[len] = '\0';
+    char *buf;
+    size_t len;
+    if (textfile_slurp(path, 1u << 24, 1, &buf, &len, err, sizeof err) != 0)
+        return; /* missing, empty (no kernel thread), unreadable: told apart one by one */
     /* "pid pid ... " : at most one pid every two bytes */
     k->pid = malloc((len / 2 + 1) * sizeof *k->pid);
     for (char *p = buf; k->pid && *p;) {

@@ -14,7 +14,7 @@ import time
 
 import samples
 from checks import check, finish
-from shimlib import Result, shim_env, sig_name
+from shimlib import Result, plain_env, shim_env, sig_name
 
 HZ = 997
 # The rate the sample-count checks assume: 997 Hz needs perf events; without them the shim falls
@@ -61,6 +61,17 @@ def same(base, res, what, stderr=True):
     need(res.stdout == base.stdout, "%s: stdout under the shim %r, without %r" % (what, res.stdout[-400:], base.stdout[-400:]))
     if stderr:
         need(res.stderr == base.stderr, "%s: stderr under the shim %r, without %r" % (what, res.stderr[-400:], base.stderr[-400:]))
+
+
+def base_then_shim(argv, out, base_ok, what, timeout=30, **kw):
+    """The usual case: argv without the shim, which must end as base_ok(base) says (else the
+    case fails showing how it ended), then under the shim into `out` (senv(out, **kw)), which
+    must end the same (same()). -> (base, res)."""
+    base = run(argv, plain_env(), timeout=timeout, what=what)
+    need(base_ok(base), "%s without the shim: %s, %r %r" % (what, sig_name(base.rc), base.stdout[-400:], base.stderr[-200:]))
+    res = run(argv, senv(out, **kw), timeout=timeout, what=what)
+    same(base, res, what)
+    return base, res
 
 
 def meta_of(out):

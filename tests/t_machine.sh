@@ -13,7 +13,7 @@ set -u
 pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
 W=$PWD
 gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/format" "$ROOT/tests/machine_unit.c" \
-  "$ROOT/format/machine.c" -o "$W/machine_unit" $(pkg-config --cflags --libs libcjson) \
+  "$ROOT/format/machine.c" "$ROOT/format/textfile.c" -o "$W/machine_unit" $(pkg-config --cflags --libs libcjson) \
   || fail "cannot build tests/machine_unit.c"
 P=$W/proc
 stat_line() { # pid comm state ppid flags

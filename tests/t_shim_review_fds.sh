@@ -28,30 +28,21 @@ from shimlib import target, plain_env, sig_name
 
 
 def c_closerange():
-    exe = target("r_closerange")
-    base = run([exe], plain_env(), what="r_closerange")
-    need(base.rc == 0 and base.stdout.startswith(b"close_range(5, 3, 0) = -1 errno=Invalid argument\n"),
-         "r_closerange without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
-    res = run([exe], senv("out-closerange"), what="r_closerange")
-    same(base, res, "r_closerange")
+    base_then_shim([target("r_closerange")], "out-closerange",
+                   lambda b: b.rc == 0 and b.stdout.startswith(b"close_range(5, 3, 0) = -1 errno=Invalid argument\n"),
+                   "r_closerange")
 
 
 def c_fdnum():
-    exe = target("r_fdnum")
-    base = run([exe], plain_env(), what="r_fdnum")
-    need(base.rc == 0 and base.stdout == b"first open() in main returned 3, second 4\n",
-         "r_fdnum without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
-    res = run([exe], senv("out-fdnum", UNWIND=None), what="r_fdnum")
-    same(base, res, "r_fdnum (descriptor numbers)")
+    base_then_shim([target("r_fdnum")], "out-fdnum",
+                   lambda b: b.rc == 0 and b.stdout == b"first open() in main returned 3, second 4\n",
+                   "r_fdnum (descriptor numbers)", UNWIND=None)
 
 
 def c_forktransit():
-    exe = target("r_forktransit")
-    base = run([exe, "600"], plain_env(), timeout=120, what="r_forktransit")
-    need(base.rc == 0 and base.stdout == b"children whose dup2s took over 80 ms: 0 of 600\n",
-         "r_forktransit without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
-    res = run([exe, "600"], senv("out-forktransit"), timeout=120, what="r_forktransit")
-    same(base, res, "r_forktransit (fork children's dup2 waits)")
+    base_then_shim([target("r_forktransit"), "600"], "out-forktransit",
+                   lambda b: b.rc == 0 and b.stdout == b"children whose dup2s took over 80 ms: 0 of 600\n",
+                   "r_forktransit (fork children's dup2 waits)", timeout=120)
 
 
 def c_unwpipe():
@@ -60,12 +51,10 @@ def c_unwpipe():
     if hard != resource.RLIM_INFINITY and hard < 4096:
         note("descriptor limit %d: libunwind's pipe is not at 512 here, case not run" % hard)
         return
-    exe = target("r_unwpipe")
-    argv = ["sh", "-c", 'ulimit -n 4096 && mkdir -p "$1" && exec "$0" "$1"', exe]
-    base = run(argv + [os.path.abspath("unwpipe-base")], plain_env(), what="r_unwpipe")
-    need(base.rc == 0 and base.stdout == b"bad=0\n", "r_unwpipe without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
-    res = run(argv + [os.path.abspath("unwpipe-shim")], senv("out-unwpipe"), what="r_unwpipe")
-    same(base, res, "r_unwpipe")
+    argv = ["sh", "-c", 'ulimit -n 4096 && mkdir -p "$1" && exec "$0" "$1"', target("r_unwpipe")]
+    # the folder for the target's files is the same for both runs: each empties its files
+    base_then_shim(argv + [os.path.abspath("unwpipe-files")], "out-unwpipe",
+                   lambda b: b.rc == 0 and b.stdout == b"bad=0\n", "r_unwpipe")
     log = open(os.path.join("out-unwpipe", "perfscope.log")).read() if os.path.exists("out-unwpipe/perfscope.log") else ""
     need("libunwind's pipe" in log, "r_unwpipe: the log does not say libunwind went off: %r" % log)
 

@@ -73,31 +73,19 @@ def c_alias():
 
 
 def c_sigapi():
-    exe = target("r_sigapi")
-    base = run([exe], plain_env(), what="r_sigapi")
-    need(base.rc == -signal.SIGTERM and b"h ran 0 times" in base.stdout
-         and b"read with a 0.1 s timer: -1 (Interrupted system call)" in base.stdout,
-         "r_sigapi without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
-    res = run([exe], senv("out-sigapi"), what="r_sigapi")
-    same(base, res, "r_sigapi")
+    base_then_shim([target("r_sigapi")], "out-sigapi",
+                   lambda b: b.rc == -signal.SIGTERM and b"h ran 0 times" in b.stdout
+                   and b"read with a 0.1 s timer: -1 (Interrupted system call)" in b.stdout, "r_sigapi")
 
 
 def c_execmalloc():
-    exe = target("r_execmalloc")
-    base = run([exe], plain_env(), what="r_execmalloc")
-    need(base.rc == 0 and base.stdout == b"exec from the handler ran\n",
-         "r_execmalloc without the shim: %s, %r %r" % (sig_name(base.rc), base.stdout, base.stderr))
-    res = run([exe], senv("out-execmalloc"), what="r_execmalloc")
-    same(base, res, "r_execmalloc")
+    base_then_shim([target("r_execmalloc")], "out-execmalloc",
+                   lambda b: b.rc == 0 and b.stdout == b"exec from the handler ran\n", "r_execmalloc")
 
 
 def c_profign():
-    exe = target("r_profign")
-    base = run([exe], plain_env(), what="r_profign")
-    need(base.rc == 0 and base.stdout.count(b"SIGPROF SIG_IGN, survived a SIGPROF") == 3,
-         "r_profign without the shim: %s, %r" % (sig_name(base.rc), base.stdout))
-    res = run([exe], senv("out-profign"), what="r_profign")
-    same(base, res, "r_profign")
+    base_then_shim([target("r_profign")], "out-profign",
+                   lambda b: b.rc == 0 and b.stdout.count(b"SIGPROF SIG_IGN, survived a SIGPROF") == 3, "r_profign")
 
 
 def c_profreset():
