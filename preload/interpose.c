@@ -1,8 +1,9 @@
 /* interpose.c: the C library functions the shim wraps (interpose.h), so it follows the target
  * through its life: threads (pthread_create), exec (fork is followed through pthread_atfork in
  * shim.c), the ways out (return from main, exit, _exit), unloads (dlclose; loads are seen by the
- * writer), the loader calls the handler must not unwind through (dl_iterate_phdr), and signal
- * dispositions and waits (SIGPROF and the fatal ones). The descriptor calls are fds.c's. Every
+ * writer), the loader calls the handler must not unwind through (dl_iterate_phdr), signal
+ * dispositions and waits (SIGPROF and the fatal ones), and the namespace calls refused to a
+ * process of several threads (unshare, setns). The descriptor calls are fds.c's. Every
  * wrapper must behave, towards the target, exactly as the function it wraps: same results, same
  * errno; the shim's own calls use the ps_real_ functions, never these wrappers. */
 #include "interpose.h"
@@ -578,6 +579,56 @@ PS_API int prctl(int option, ...)
     return rc;
 }
 
+/* ---- namespaces: calls refused to a process of several threads (shim.c) ---- */
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static int (*real_unshare)(int);
+static int (*real_setns)(int, int);
+
+/* Whether a refusal may be the shim's threads' doing: the flags the kernel grants only to a
+ * process of one thread (setns with no type may join any namespace). */
+static int unshare_needs_alone(long flags)
+{
+    return (flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) != 0;
+}
+
+static int setns_needs_alone(long nstype)
+{
+    return nstype == 0 || (nstype & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWTIME)) != 0;
+}
+
+/* After a call refused with err: 1 when the shim's threads were stopped for it to be made once
+ * more (shim_threads_back must follow). Keeps errno. */
+static int aside_for_retry(int needs_alone, int err)
+{
+    return needs_alone && (err == EINVAL || err == EUSERS) && shim_threads_aside();
+}
+
+PS_API int unshare(int flags)
+{
+    PS_RESOLVE(unshare);
+    int rc = real_unshare(flags);
+    if (rc != 0 && aside_for_retry(unshare_needs_alone(flags), errno)) {
+        rc = real_unshare(flags);
+        shim_threads_back();
+    }
+    return rc;
+}
+
+PS_API int setns(int fd, int nstype)
+{
+    PS_RESOLVE(setns);
+    int rc = real_setns(fd, nstype);
+    if (rc != 0 && aside_for_retry(setns_needs_alone(nstype), errno)) {
+        rc = real_setns(fd, nstype);
+        shim_threads_back();
+    }
+    return rc;
+}
+
 /* seccomp(2) has no C library function: libseccomp and others call it through syscall(). An
  * exit_group made through syscall() is seen here too, and ends like _exit (one made by the
  * program's own instruction, as Go's runtime does, is seen by nothing). */
@@ -595,6 +646,14 @@ PS_API long syscall(long nr, ...)
         finish_with_code((int)a[0]);
         errno = saved;
         return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+    if ((nr == SYS_unshare && unshare_needs_alone(a[0])) || (nr == SYS_setns && setns_needs_alone(a[1]))) {
+        long rc = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        if (rc != 0 && aside_for_retry(1, errno)) {
+            rc = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+            shim_threads_back();
+        }
+        return rc;
     }
     int strict = -1, every = 0;
     if (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT) {

@@ -444,17 +444,17 @@ void leader_resume(void)
         become_leader();
 }
 
-void leader_stop(void)
+int leader_stop(void)
 {
     if (!watcher_running)
-        return;
+        return 0;
     atomic_store(&watcher_stop, 1);
     if (pthread_equal(watcher, pthread_self())) {
         /* The run ends on the watcher itself (the target's last thread gone, lifetime.c): its
          * last reads now, before the counters close. */
         watcher_final();
         watcher_running = 0;
-        return;
+        return 0;
     }
     if (wake_fd >= 0) {
         uint64_t one = 1;
@@ -462,6 +462,7 @@ void leader_stop(void)
     }
     ps_join_shim_thread(watcher, "watcher");
     watcher_running = 0;
+    return 1;
 }
 
 void leader_forget_after_fork(void)

@@ -11,8 +11,9 @@
 int leader_start(void);
 /* From the writer thread of a follower: becomes the leader if the old one is gone. */
 void leader_try_takeover(void);
-/* Stops the watcher thread (exit/exec); the lock is released with the process. */
-void leader_stop(void);
+/* Stops the watcher thread (exit/exec; the lock is released with the process). 1 when it was
+ * joined (0: none, or this is the watcher itself). */
+int leader_stop(void);
 /* A pass of the watcher now (lifetime.c); async-signal-safe. */
 void leader_wake(void);
 /* After a failed exec: the watcher starts again if we lead. */

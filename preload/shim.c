@@ -184,6 +184,58 @@ void shim_resume_after_failed_exec(void)
     writer_start();
 }
 
+/* ---- calls the kernel grants only to a process of one thread ---- */
+
+/* unshare of a user namespace (and of CLONE_THREAD, CLONE_SIGHAND, CLONE_VM), and setns into a
+ * user, mount or time namespace, are refused (EINVAL, EUSERS) to a process of more than one
+ * thread, or whose threads share its filesystem information, as every pthread does: under the
+ * shim, `unshare -U`, `unshare -r` and `nsenter -m` failed. The wrappers (interpose.c) make such
+ * a refused call once more with the shim's threads stopped and joined, then start them again
+ * (shim_threads_back), whatever the call's result: the same steps as an exec that fails. A
+ * joined thread may still be in the kernel's thread group for a moment (it wakes its joiner
+ * before it releases its files and filesystem information): the kernel's count of threads is
+ * waited for, at most WAIT_ALONE_NS. 1 when the threads were stopped. */
+#define WAIT_ALONE_NS 200000000ull
+
+int shim_threads_aside(void)
+{
+    if (!ps_active || getpid() != ps_pid || atomic_load(&finished))
+        return 0; /* (a vfork child shares our memory: the threads are its parent's) */
+    long threads = threads_in_process();
+    if (threads <= 1)
+        return 0;
+    int saved = errno;
+    ps_guard_enter();
+    int stopped = writer_stop();
+    stopped += leader_stop();
+    /* The count the kernel must reach (libunwind's warm-up thread, detached, ends by itself;
+     * a writer that has not run yet is a thread all the same). */
+    long alone = threads - stopped;
+    if (!stopped) {
+        ps_guard_leave();
+        errno = saved;
+        return 0;
+    }
+    uint64_t until = ps_now_ns() + WAIT_ALONE_NS;
+    while (threads_in_process() > alone && ps_now_ns() < until) {
+        struct timespec ms = { 0, 200000 };
+        nanosleep(&ms, NULL);
+    }
+    ps_guard_leave();
+    errno = saved;
+    return 1;
+}
+
+void shim_threads_back(void)
+{
+    int saved = errno;
+    ps_guard_enter();
+    leader_resume();
+    writer_start();
+    ps_guard_leave();
+    errno = saved;
+}
+
 static void start_sampling(void)
 {
     if (ps_cfg.hz <= 0)

@@ -25,6 +25,11 @@ void shim_finish(const char *status);
 void shim_finish_signal_safe(const char *status);
 /* exec failed: the image goes on, so sampling does too. */
 void shim_resume_after_failed_exec(void);
+/* The unshare and setns wrappers, when the kernel refused a call to a process of several threads:
+ * the shim's own threads stopped and joined (1), or none to stop (0); and started again after
+ * the call is made once more. Keep errno. */
+int shim_threads_aside(void);
+void shim_threads_back(void);
 /* The prctl/seccomp wrappers, before the calling thread enters seccomp strict mode (strict)
  * or gets a filter (every_thread: SECCOMP_FILTER_FLAG_TSYNC). Returns what
  * shim_seccomp_refused needs when the call then fails. Keeps errno. */

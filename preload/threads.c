@@ -178,16 +178,24 @@ void threads_named(pthread_t thread, const char *name)
     }
 }
 
+long threads_in_process(void)
+{
+    /* /proc/self/task's link count is 2 and one per thread (procfs). */
+    struct stat st;
+    if (stat("/proc/self/task", &st) != 0 || st.st_nlink < 3)
+        return -1;
+    return (long)st.st_nlink - 2;
+}
+
 /* Threads already running when the shim starts (a library constructor started them). Listed
  * with getdents64 into a buffer on the stack: opendir's 32 KiB buffer was often the first
  * allocation of a short process. */
 void threads_adopt_existing(void)
 {
-    /* /proc/self/task's link count is 2 and one per thread (procfs): a process whose only
-     * thread is this one, as nearly every process is at its start, is told by one stat (1.4 us
-     * here) without reading the folder (14-24 us). Any other count, or none, reads it. */
-    struct stat st;
-    if (stat("/proc/self/task", &st) == 0 && st.st_nlink == 3)
+    /* A process whose only thread is this one, as nearly every process is at its start, is
+     * told by one stat (1.4 us here) without reading the folder (14-24 us). Any other count,
+     * or none, reads it. */
+    if (threads_in_process() == 1)
         return;
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)

@@ -12,6 +12,9 @@ void threads_setup(void);
 void threads_started(void);
 /* pthread_setname_np on the calling thread: its comm without a /proc read. */
 void threads_named(pthread_t thread, const char *name);
+/* How many threads the process has now, from /proc/self/task's link count (one stat); -1 when
+ * it cannot be told. */
+long threads_in_process(void);
 /* At start: threads already running (a library constructor started them). */
 void threads_adopt_existing(void);
 /* From the writer thread: adopted threads that are gone get their clocks closed and their rings

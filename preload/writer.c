@@ -1049,15 +1049,17 @@ static void signal_writer(_Atomic int *flag)
     futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
-void writer_stop(void)
+int writer_stop(void)
 {
     if (!writer_running)
-        return;
+        return 0;
     signal_writer(&stop_requested);
     /* The run may end on the writer itself (the target's last thread gone, lifetime.c). */
-    if (!pthread_equal(writer_thread, pthread_self()))
+    int joined = !pthread_equal(writer_thread, pthread_self());
+    if (joined)
         ps_join_shim_thread(writer_thread, "writer");
     writer_running = 0;
+    return joined;
 }
 
 /* The watcher stops hosting the passes (it ends, or they come due sooner than it wakes): the
