@@ -10,8 +10,9 @@ fail the bench: exit 0 unless the bench itself could not run.
   at 199 and 997 Hz, and `perf record --call-graph dwarf` at 997 Hz, paired (without, then
   with) in one session, the configurations' order rotated, with an A/A pair.
 - fork+exec: a shell loop of /bin/true processes, with and without the shim (and with its
-  parts turned off; and, without it, an idle thread of bench/idlethread.c in every process),
-  paired: extra CPU (the shell and all its children, from wait4) per process.
+  parts turned off; without it, an idle thread of bench/idlethread.c in every process; and the
+  peers, gperftools and `perf record -g`, at 199 Hz), paired: extra CPU (the shell and all its
+  children, from wait4; under perf, perf's own too) per process.
 - cost per sample, taken apart: bench/sample_cost.c (delivery with a handler that does nothing,
   then the handler's parts, and no signal at all; CPU and each interruption's TSC gap), and the
   shim's own interruption (sample_cost's work under the shim, each gap matched to a sample's time),
@@ -246,7 +247,19 @@ FORK_CONFIGS = [
     {"name": "no shim: one idle thread per process (bench/idlethread.c preloaded: started at start and in a "
              "fork child, joined at exit and before exec, as the shim does with its writer)", "env": "idle"},
     {"name": "no shim: the same idle thread, pinned to its creator's CPU (IDLETHREAD_PIN=1)", "env": "idle-pinned"},
+    # The peers, where they can run (fork_configs): what each process costs under them.
+    {"name": "gperftools 199 Hz (libprofiler preloaded with CPUPROFILE: each process starts its profiler and "
+             "writes its own profile)", "env": "gperf", "peer": "gperf"},
+    {"name": "perf record -g -F 199 (the loop under perf: the kernel's work for each process and perf's own, "
+             "perf's start and end included)", "env": "perf", "peer": "perf"},
+    {"name": "perf record -g -F 199 of the same loop with no iteration (perf's start and end alone, spread over "
+             "the loop's processes: taken off below)", "env": "perf", "peer": "perf", "procs": 0},
 ]
+
+
+def fork_configs(have_gperf, have_perf):
+    return [c for c in FORK_CONFIGS if c.get("peer") is None or (c["peer"] == "gperf" and have_gperf)
+            or (c["peer"] == "perf" and have_perf)]
 
 
 def soname(path):
@@ -268,6 +281,11 @@ def fork_env(cfg, args, work):
     env = analyze.clean_env()
     if cfg["env"] == "libs":
         env["LD_PRELOAD"] = shim_libs(args.shim)
+    elif cfg["env"] == "gperf":
+        env.update({"LD_PRELOAD": args.libprofiler, "CPUPROFILE": os.path.join(work, "prof"),
+                    "CPUPROFILE_FREQUENCY": "199"})
+    elif cfg["env"] == "perf":
+        pass  # the loop runs under perf record (fork_pair)
     elif cfg["env"] in ("idle", "idle-pinned"):
         env["LD_PRELOAD"] = os.path.abspath(args.idle_thread)
         if cfg["env"] == "idle-pinned":
@@ -282,8 +300,11 @@ def fork_pair(cfg, args, rep):
     work = os.path.join(args.work, "fork%d" % rep)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    argv = ["bash", "-c", 'for ((i = 0; i < %d; i++)); do /bin/true; done; echo "checksum done"' % args.procs]
+    argv = ["bash", "-c", 'for ((i = 0; i < %d; i++)); do /bin/true; done; echo "checksum done"'
+            % cfg.get("procs", args.procs)]
     base = analyze.run_once(argv, analyze.clean_env(), os.path.join(args.work, "fork_without.log"))
+    if cfg["env"] == "perf":
+        argv = ["perf", "record", "-q", "-g", "-F", "199", "-o", os.path.join(work, "perf.data"), "--"] + argv
     w = analyze.run_once(argv, fork_env(cfg, args, work), os.path.join(args.work, "fork_with.log"))
     err = None
     if base["rc"] or w["rc"] or base["out"] != w["out"]:
@@ -309,6 +330,8 @@ def fork_section(args, pairs, machine):
          "|---|---|---|---|---|"]
     med = {}
     for c in FORK_CONFIGS:
+        if c["name"] not in pairs:
+            continue
         ok = [p for p in pairs[c["name"]] if not p["error"]]
         d = stat([(p["with"]["cpu"] - p["without"]["cpu"]) / args.procs * 1e3 for p in ok])
         r = stat([p["with"]["cpu"] / p["without"]["cpu"] for p in ok])
@@ -340,6 +363,17 @@ def fork_section(args, pairs, machine):
                  "fork child and /bin/true each start one: what a design pays here that keeps a thread in "
                  "every process, as the shim's writer does, before the thread does anything (docs/shim.md, "
                  "\"What a process pays\")." % (idle[0], 100 * idle[0] / dflt[0], dflt[0], pinned[0]))
+    gperf, perf, perf0 = (med.get(c["name"]) for c in FORK_CONFIGS[7:10])
+    if dflt:
+        peers = []
+        if gperf:
+            peers.append("gperftools at 199 Hz %+.3f ms per process (%.1fx the shim's defaults)" % (gperf[0], gperf[0] / dflt[0]))
+        if perf and perf0:
+            peers.append("`perf record -g -F 199` %+.3f ms per process, of which %.3f is perf's own start and end "
+                         "spread over the loop: %+.3f for each process (%.1fx the shim's defaults)"
+                         % (perf[0], perf0[0], perf[0] - perf0[0], (perf[0] - perf0[0]) / dflt[0]))
+        if peers:
+            L.append("- The peers, in the same run: " + "; ".join(peers) + ".")
     L.append("- exit lines counts the `exit` lines in procs.jsonl: the loop's /bin/true processes "
              "(the shell's own exit line too) must all be there, lazy start or not.")
     return L
@@ -550,9 +584,10 @@ def main():
 
     analyze.RUN_TIMEOUT_S = 90
     machine["loadavg_start"] = report.loadavg()
-    fpairs = {c["name"]: [] for c in FORK_CONFIGS}
+    fcfgs = fork_configs(bool(args.libprofiler), have_perf)
+    fpairs = {c["name"]: [] for c in fcfgs}
     for rep in range(args.fork_n):
-        order = FORK_CONFIGS[rep % len(FORK_CONFIGS):] + FORK_CONFIGS[:rep % len(FORK_CONFIGS)]
+        order = fcfgs[rep % len(fcfgs):] + fcfgs[:rep % len(fcfgs)]
         for c in order:
             p = fork_pair(c, args, rep)
             fpairs[c["name"]].append(p)
