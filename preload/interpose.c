@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <time.h>
 #include <link.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -513,10 +514,27 @@ static void on_exit_status(int status, void *arg)
     exit_code_set = 1;
 }
 
+/* main's third argument is environ as the C library finds it when it calls main, after the
+ * constructors, the shim's included. Where the shim's start added a variable (PERFSCOPE_RUN_ID,
+ * not inherited), setenv copied the array into one of the C library's own: a setenv of the
+ * program's that later grows the environment frees that copy (realloc), and a program that then
+ * handed main's envp to execve handed it freed memory (`capsh --user=nobody`: EFAULT, "execve
+ * failed"). main gets the array it would have got without the shim: the one the process
+ * started with, while environ is still the copy the shim's start made. */
+static char **env_at_start, **env_after_start;
+
+void interpose_start_environ(char **before, char **after)
+{
+    env_at_start = before;
+    env_after_start = after;
+}
+
 __attribute__((optimize("optimize-sibling-calls")))
 static int main_entry(int argc, char **argv, char **envp)
 {
     on_exit(on_exit_status, NULL);
+    if (env_after_start && envp == env_after_start)
+        envp = env_at_start;
     return target_main(argc, argv, envp); /* a jump: main's caller is libc's, not ours */
 }
 
@@ -563,6 +581,34 @@ static void seccomp_after(int rc, int before)
     }
 }
 
+/* ---- credentials changed on one thread ---- */
+
+/* capset, and prctl's PR_SET_KEEPCAPS and PR_SET_SECUREBITS, change the calling thread's
+ * credentials only. The C library's setuid and setgid family changes every thread's (a signal
+ * to each), and aborts the process when the call failed on one thread and not on another
+ * (nptl's setxid_error): `setpriv --reuid --regid` keeps its capabilities across setresuid
+ * (PR_SET_KEEPCAPS), raises them again with capset on its own thread, then calls setresgid,
+ * which the shim's threads, their capabilities gone, were refused: setpriv died of SIGABRT
+ * (so did `capsh --keep=1 --uid --caps --gid`). Around such a call the shim's threads are
+ * stopped and joined, and the calling thread starts them again after it: they hold its
+ * credentials, as any thread it starts would. */
+static int creds_one_thread(int option)
+{
+    return option == PR_SET_KEEPCAPS || option == PR_SET_SECUREBITS;
+}
+
+static int (*real_capset)(cap_user_header_t, const cap_user_data_t);
+
+PS_API int capset(cap_user_header_t hdr, const cap_user_data_t data)
+{
+    PS_RESOLVE(capset);
+    int aside = shim_threads_aside();
+    int rc = real_capset(hdr, data);
+    if (aside)
+        shim_threads_back();
+    return rc;
+}
+
 PS_API int prctl(int option, ...)
 {
     PS_RESOLVE(prctl);
@@ -571,6 +617,13 @@ PS_API int prctl(int option, ...)
     unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
     unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
     va_end(ap);
+    if (creds_one_thread(option)) {
+        int aside = shim_threads_aside();
+        int rc = real_prctl(option, a2, a3, a4, a5);
+        if (aside)
+            shim_threads_back();
+        return rc;
+    }
     if (option != PR_SET_SECCOMP || (a2 != SECCOMP_MODE_STRICT && a2 != SECCOMP_MODE_FILTER))
         return real_prctl(option, a2, a3, a4, a5);
     int before = seccomp_before(a2 == SECCOMP_MODE_STRICT, 0);
@@ -646,6 +699,13 @@ PS_API long syscall(long nr, ...)
         finish_with_code((int)a[0]);
         errno = saved;
         return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+    if (nr == SYS_capset || (nr == SYS_prctl && creds_one_thread((int)a[0]))) {
+        int aside = shim_threads_aside();
+        long rc = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        if (aside)
+            shim_threads_back();
+        return rc;
     }
     if ((nr == SYS_unshare && unshare_needs_alone(a[0])) || (nr == SYS_setns && setns_needs_alone(a[1]))) {
         long rc = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

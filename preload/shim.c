@@ -184,15 +184,21 @@ void shim_resume_after_failed_exec(void)
     writer_start();
 }
 
-/* ---- calls the kernel grants only to a process of one thread ---- */
+/* ---- calls that must not meet the shim's threads ---- */
 
-/* unshare of a user namespace (and of CLONE_THREAD, CLONE_SIGHAND, CLONE_VM), and setns into a
- * user, mount or time namespace, are refused (EINVAL, EUSERS) to a process of more than one
- * thread, or whose threads share its filesystem information, as every pthread does: under the
- * shim, `unshare -U`, `unshare -r` and `nsenter -m` failed. The wrappers (interpose.c) make such
- * a refused call once more with the shim's threads stopped and joined, then start them again
- * (shim_threads_back), whatever the call's result: the same steps as an exec that fails. A
- * joined thread may still be in the kernel's thread group for a moment (it wakes its joiner
+/* Two kinds of call, made by the wrappers (interpose.c) with the shim's threads stopped and
+ * joined, and started again after it (shim_threads_back), whatever its result: the same steps
+ * as an exec that fails.
+ * - Refused (EINVAL, EUSERS) to a process of more than one thread, or whose threads share its
+ *   filesystem information, as every pthread does: unshare of a user namespace (and of
+ *   CLONE_THREAD, CLONE_SIGHAND, CLONE_VM), setns into a user, mount or time namespace. Under the
+ *   shim `unshare -U`, `unshare -r` and `nsenter -m` failed; such a refused call is made once
+ *   more.
+ * - Changing the calling thread's credentials only (capset, PR_SET_KEEPCAPS, PR_SET_SECUREBITS):
+ *   the threads started again by the caller hold its credentials, so the C library's setuid
+ *   family, which changes every thread's and aborts when they differ in the outcome, finds them
+ *   alike (`setpriv --reuid --regid` died of SIGABRT).
+ * A joined thread may still be in the kernel's thread group for a moment (it wakes its joiner
  * before it releases its files and filesystem information): the kernel's count of threads is
  * waited for, at most WAIT_ALONE_NS. 1 when the threads were stopped. */
 #define WAIT_ALONE_NS 200000000ull
@@ -431,7 +437,10 @@ __attribute__((constructor)) static void perfscope_init(void)
     ps_guard_enter();
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
+    char **env_before = environ;
     start();
+    if (environ != env_before)
+        interpose_start_environ(env_before, environ);
     ps_xfsz_release(&x);
     ps_guard_leave();
     errno = saved;

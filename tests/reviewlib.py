@@ -63,14 +63,14 @@ def same(base, res, what, stderr=True):
         need(res.stderr == base.stderr, "%s: stderr under the shim %r, without %r" % (what, res.stderr[-400:], base.stderr[-400:]))
 
 
-def base_then_shim(argv, out, base_ok, what, timeout=30, **kw):
+def base_then_shim(argv, out, base_ok, what, timeout=30, stderr=True, **kw):
     """The usual case: argv without the shim, which must end as base_ok(base) says (else the
     case fails showing how it ended), then under the shim into `out` (senv(out, **kw)), which
-    must end the same (same()). -> (base, res)."""
+    must end the same (same(); stderr=False: status and stdout). -> (base, res)."""
     base = run(argv, plain_env(), timeout=timeout, what=what)
     need(base_ok(base), "%s without the shim: %s, %r %r" % (what, sig_name(base.rc), base.stdout[-400:], base.stderr[-200:]))
     res = run(argv, senv(out, **kw), timeout=timeout, what=what)
-    same(base, res, what)
+    same(base, res, what, stderr=stderr)
     return base, res
 
 

@@ -6,11 +6,12 @@
 #  4 runpath      dlopen("libplug.so") through the executable's DT_RUNPATH $ORIGIN/lib
 #  9 failexec     after a failed execv, samples still go through libunwind (< 10% without)
 # 13 daemon       daemon(1, 1) (fork inside libc): the child's samples and procs.jsonl start line; the errno daemon() leaves (the one set before it)
+# 18 envp         main's envp after the program's setenv grew the environment 64 times (the shim's start added PERFSCOPE_RUN_ID): as it was, and an execve with it works (capsh --user's EFAULT); the exec'd shell joins the run
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_loader.sh 4`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_failexec r_daemon; do
+for t in r_failexec r_daemon r_envp; do
     build_target "$t"
 done
 # r_dlopen lives in its own folder, with libplug.so in lib/ below it, found through DT_RUNPATH.
@@ -101,8 +102,21 @@ def c_daemon():
     need(starts, "r_daemon: procs.jsonl has no start line for the daemon child %d" % child)
 
 
+def c_envp():
+    out = "out-envp"
+    base, res = base_then_shim([target("r_envp")], out, lambda b: b.rc == 0 and b.stdout == b"envp intact\nchild ran\n",
+                               "r_envp")
+    lines = [r for r in samples.read_jsonl(os.path.join(out, "procs.jsonl")) if r.get("pid") == res.pid]
+    events = [(r.get("event"), os.path.basename(r.get("exe", ""))) for r in lines]
+    note("r_envp: procs.jsonl lines %r" % events)
+    kinds = [e for e, _ in events]
+    need(kinds == ["start", "exec", "start", "exit"] and events[2][1] != "r_envp",
+         "r_envp: procs.jsonl lines %r: the exec'd shell did not join the run" % events)
+
+
 CASES = [(4, "runpath", c_runpath),
          (9, "failexec", c_failexec),
-         (13, "daemon", c_daemon)]
+         (13, "daemon", c_daemon),
+         (18, "envp", c_envp)]
 run_cases(CASES, sys.argv[1:])
 EOF
