@@ -145,6 +145,32 @@ void execenv_start(void)
     }
 }
 
+void execenv_put(const char *name, const char *value)
+{
+    if (getenv(name)) {
+        setenv(name, value, 1); /* replaced in its slot: the array itself stays */
+        return;
+    }
+    size_t n = 0, nl = strlen(name), vl = strlen(value);
+    while (environ && environ[n])
+        n++;
+    char **env = malloc((n + 2) * sizeof *env);
+    char *entry = malloc(nl + vl + 2);
+    if (!env || !entry) {
+        free(env);
+        free(entry);
+        return;
+    }
+    memcpy(entry, name, nl);
+    entry[nl] = '=';
+    memcpy(entry + nl + 1, value, vl + 1);
+    if (n)
+        memcpy(env, environ, n * sizeof *env);
+    env[n] = entry;
+    env[n + 1] = NULL;
+    environ = env;
+}
+
 /* The absolute value of run variable i, as config.c exported it. */
 static const char *run_to(size_t i)
 {

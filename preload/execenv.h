@@ -17,6 +17,13 @@
  * relative LD_PRELOAD entry, if any, in this process's environment. */
 void execenv_start(void);
 
+/* setenv(name, value, 1), except that a variable the environment lacks is added in an array of
+ * the shim's own, never freed: the C library's setenv copies the array into one of its own,
+ * which the program's next setenv that adds a variable frees (realloc), and main's envp (the C
+ * library passes environ as it is after the constructors) or a copy of environ the program
+ * kept would then point into freed memory. The C library frees only the arrays it made. */
+void execenv_put(const char *name, const char *value);
+
 /* Memory of a rewritten environment, from mmap (released after a failed exec). */
 struct execenv {
     void *mem;

@@ -514,27 +514,10 @@ static void on_exit_status(int status, void *arg)
     exit_code_set = 1;
 }
 
-/* main's third argument is environ as the C library finds it when it calls main, after the
- * constructors, the shim's included. Where the shim's start added a variable (PERFSCOPE_RUN_ID,
- * not inherited), setenv copied the array into one of the C library's own: a setenv of the
- * program's that later grows the environment frees that copy (realloc), and a program that then
- * handed main's envp to execve handed it freed memory (`capsh --user=nobody`: EFAULT, "execve
- * failed"). main gets the array it would have got without the shim: the one the process
- * started with, while environ is still the copy the shim's start made. */
-static char **env_at_start, **env_after_start;
-
-void interpose_start_environ(char **before, char **after)
-{
-    env_at_start = before;
-    env_after_start = after;
-}
-
 __attribute__((optimize("optimize-sibling-calls")))
 static int main_entry(int argc, char **argv, char **envp)
 {
     on_exit(on_exit_status, NULL);
-    if (env_after_start && envp == env_after_start)
-        envp = env_at_start;
     return target_main(argc, argv, envp); /* a jump: main's caller is libc's, not ours */
 }
 

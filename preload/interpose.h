@@ -60,8 +60,5 @@ int interpose_in_daemon(void);
 /* The status the target asked for through exit() or by returning from main; 0 when neither
  * happened (yet). */
 int interpose_exit_code(int *code);
-/* The shim's start changed environ from before to after (a variable added): main is given
- * before, as it would have been without the shim, while environ is still after. */
-void interpose_start_environ(char **before, char **after);
 
 #endif

@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "execenv.h"
 #include "fds.h"
 #include "leader.h"
 #include "procs.h"
@@ -161,10 +162,10 @@ void runid_export(void)
     if (verdict == RUNID_OTHER) {
         char mark[PATH_MAX + sizeof RUNID_UNRECORDED];
         snprintf(mark, sizeof mark, "%s%s", RUNID_UNRECORDED, ps_cfg.out_dir);
-        setenv(RUNID_ENV, mark, 1);
+        execenv_put(RUNID_ENV, mark);
         return;
     }
     const char *env = getenv(RUNID_ENV);
     if (!env || strcmp(env, run_id) != 0)
-        setenv(RUNID_ENV, run_id, 1);
+        execenv_put(RUNID_ENV, run_id);
 }

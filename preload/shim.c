@@ -437,10 +437,7 @@ __attribute__((constructor)) static void perfscope_init(void)
     ps_guard_enter();
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
-    char **env_before = environ;
     start();
-    if (environ != env_before)
-        interpose_start_environ(env_before, environ);
     ps_xfsz_release(&x);
     ps_guard_leave();
     errno = saved;
