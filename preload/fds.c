@@ -133,7 +133,23 @@ void fds_alone(int on)
     alone = on;
 }
 
-int fds_run_open(const char *path, int flags, int mode)
+static unsigned share_bits; /* the run folder's group and other write bits */
+
+void fds_run_share(unsigned folder_mode)
+{
+    share_bits = folder_mode & (S_IWGRP | S_IWOTH);
+}
+
+void fds_run_share_fd(int fd, int mode)
+{
+    if (!share_bits || fd < 0)
+        return;
+    int saved = errno;
+    if (fchmod(fd, ((unsigned)mode & 07777) | share_bits) != 0) { /* another user's file: theirs */ }
+    errno = saved;
+}
+
+static int run_open(const char *path, int flags, int mode)
 {
     if (alone && fds_may_open())
         return open(path, flags | O_CLOEXEC, mode);
@@ -150,6 +166,21 @@ int fds_run_open(const char *path, int flags, int mode)
     int fd = kept_fd(path);
     if (fd < 0)
         errno = EPERM;
+    return fd;
+}
+
+/* Whether path is in the run folder (not the markers file, which is the user's). */
+static int in_run_folder(const char *path)
+{
+    size_t n = strlen(ps_cfg.out_dir);
+    return n && strncmp(path, ps_cfg.out_dir, n) == 0 && path[n] == '/';
+}
+
+int fds_run_open(const char *path, int flags, int mode)
+{
+    int fd = run_open(path, flags, mode);
+    if ((flags & O_CREAT) && share_bits && in_run_folder(path))
+        fds_run_share_fd(fd, mode);
     return fd;
 }
 

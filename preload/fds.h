@@ -30,6 +30,14 @@ int fds_run_open(const char *path, int flags, int mode);
  * opened plainly, not moved above the target's numbers (four system calls fewer). */
 void fds_alone(int on);
 void fds_run_close(int fd);
+/* The run folder's group and other write bits (perfscope makes a container's run folder 0777,
+ * its users being any uid): a file the shim creates there gets them too, past the umask, so a
+ * process of the run that became another user (an image's entrypoint dropping root with setpriv
+ * or su-exec) still appends its lines to the files root made. Set once at start from the
+ * folder's mode; fds_run_open applies it to what it creates, fds_run_share_fd to a file made
+ * otherwise. Nothing when the folder grants neither. Async-signal-safe. */
+void fds_run_share(unsigned folder_mode);
+void fds_run_share_fd(int fd, int mode);
 /* Whether the calling thread may open a file now (no filter covers it). */
 int fds_may_open(void);
 /* Opens path with flags (O_CLOEXEC added) and keeps it as the shim's; 0 or -1. */

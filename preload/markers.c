@@ -54,6 +54,7 @@ static int create_with(const char *path, const char *text, size_t len)
         return -1;
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    fds_run_share_fd(fd, 0644);
     int rc = write(fd, text, len) == (ssize_t)len && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : -1;
     ps_real_close(fd);
     return rc;

@@ -103,13 +103,15 @@ static void atfork_child(void)
     errno = saved;
 }
 
-static int make_dirs(const char *path)
+static int make_dirs(const char *path, unsigned *mode)
 {
     struct stat st;
     /* The run's folder is there but for the run's first process: one stat, no mkdir per
      * component (the answer is the same: a folder we may write in). */
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        *mode = st.st_mode;
         return access(path, W_OK | X_OK);
+    }
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *p = buf + 1; *p; p++) {
@@ -126,6 +128,7 @@ static int make_dirs(const char *path)
         errno = ENOTDIR;
         return -1;
     }
+    *mode = st.st_mode;
     return access(buf, W_OK | X_OK);
 }
 
@@ -281,13 +284,15 @@ static void start(void)
         runid_export();
         return;
     }
-    int dir_rc = make_dirs(ps_cfg.out_dir);
+    unsigned dir_mode = 0;
+    int dir_rc = make_dirs(ps_cfg.out_dir, &dir_mode);
     int dir_errno = errno;
     log_start(dir_rc == 0);
     if (dir_rc != 0) {
         ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(dir_errno));
         return;
     }
+    fds_run_share(dir_mode);
     procs_start();
     meta_image_start();
     config_export_absolute();

@@ -8,6 +8,9 @@
 #              dropped after the calls (0.6 s at 997 Hz, more than a ring holds)
 #  2 setpriv   util-linux's `setpriv --reuid --regid` (with --clear-groups, and with
 #              --init-groups --inh-caps=-all), as the run's leader and as a shell's child
+#  3 shared     in a run folder of mode 0777 (as perfscope makes a container's), a shell's
+#              children that became nobody (setpriv's `id`, r_setxid) still write their
+#              procs.jsonl lines into the files root made (made with the folder's write bits)
 # Root only: the calls change to another user. Optional argument: case numbers or names.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -21,10 +24,10 @@ if perf_events_allowed; then REVIEW_PERF=1; else note "perf events refused: the 
 export REVIEW_PERF
 
 python3 - "$@" <<'PYEOF'
-import os, sys
+import os, shutil, sys, tempfile
 import samples
 from reviewlib import *
-from shimlib import target
+from shimlib import target, plain_env
 
 EXPECT = (b"keepcaps: ok\nsetresuid: ok\ncapset: ok\nsetresgid: ok\n"
           b"uid 65534 gid 65534\n")
@@ -63,7 +66,38 @@ def c_setpriv():
         only_unusable_folder_line(what, base, res)
 
 
+def c_shared():
+    # Where nobody can reach it: the test's own folder is private (mktemp -d).
+    out = tempfile.mkdtemp(prefix="perfscope-shared-")
+    os.chmod(out, 0o777)
+    try:
+        shared_in(out)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def shared_in(out):
+    script = 'setpriv --reuid=65534 --regid=65534 --clear-groups id -u; "$0"'
+    argv = ["/bin/sh", "-c", script, target("r_setxid")]
+    base = run(argv, plain_env(), what="sh -c setpriv id; r_setxid")
+    need(base.rc == 0 and base.stdout == b"65534\n" + EXPECT, "without the shim: %r" % base.stdout)
+    res = run(argv, senv(out), what="sh -c setpriv id; r_setxid")
+    same(base, res, "sh -c setpriv id; r_setxid")
+    lines = samples.read_jsonl(os.path.join(out, "procs.jsonl"))
+    def events_of(exe):
+        pids = {r["pid"] for r in lines if r.get("event") == "start" and r.get("exe", "").endswith(exe)}
+        return [(r["event"], r.get("status")) for r in lines if r.get("pid") in pids and r.get("event") != "exec"]
+    ids, setxid = events_of("/id"), events_of("/r_setxid")
+    note("procs.jsonl: id %r, r_setxid %r" % (ids, setxid))
+    need(("exit", "ok") in ids, "procs.jsonl: no exit line for `id`, run as nobody: %r" % ids)
+    need(setxid[-1:] == [("exit", "ok")], "procs.jsonl: r_setxid's exit line, written as nobody: %r" % setxid)
+    modes = {f: os.stat(os.path.join(out, f)).st_mode & 0o777 for f in ("procs.jsonl", "perfscope.log", ".leader")
+             if os.path.exists(os.path.join(out, f))}
+    need(all(m == 0o666 for m in modes.values()), "file modes in a 0777 run folder: %r" % {f: oct(m) for f, m in modes.items()})
+
+
 CASES = [(1, "setxid", c_setxid),
-         (2, "setpriv", c_setpriv)]
+         (2, "setpriv", c_setpriv),
+         (3, "shared", c_shared)]
 run_cases(CASES, sys.argv[1:])
 PYEOF
