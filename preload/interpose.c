@@ -14,6 +14,7 @@
 #include <time.h>
 #include <link.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "credsync.h"
 #include "dlbusy.h"
 #include "execenv.h"
 #include "fatal.h"
@@ -72,6 +74,32 @@ static int pin_cpu(struct ps_thread_pin *pin)
     return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &pin->allowed) ? cpu : -1;
 }
 
+/* Shim threads created and not yet running their first instruction. Until a thread runs, the C
+ * library keeps it marked as not yet cloned (its setxid_futex is -1), and a child that glibc's
+ * clone() makes then (no CLONE_VM: a copy of the memory, not of the threads) keeps that mark for
+ * a thread it does not have: its setuid, setgid or setresuid waited for it forever. A launcher
+ * that clones at the very start of main and drops its ids in the child hung in 12 to 15 of 20
+ * runs at 997 Hz: the writer, pinned to its creator's CPU, does not run while main does. The
+ * clone() wrapper waits for them to run first (clone_when_started), at most START_WAIT_NS. A
+ * fork child is not concerned: the C library's fork gives it a list of its one thread. */
+#define START_WAIT_NS 100000000ull
+static _Atomic int threads_starting;
+
+static void *shim_thread_entry(void *fn)
+{
+    atomic_fetch_sub(&threads_starting, 1);
+    return ((void *(*)(void *))fn)(NULL);
+}
+
+static int create_counted(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *))
+{
+    atomic_fetch_add(&threads_starting, 1);
+    int rc = ps_real_pthread_create(t, attr, shim_thread_entry, (void *)fn);
+    if (rc != 0)
+        atomic_fetch_sub(&threads_starting, 1);
+    return rc;
+}
+
 static int start_thread(pthread_t *t, void *(*fn)(void *), struct ps_thread_pin *pin)
 {
     sigset_t all, before;
@@ -90,7 +118,7 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), struct ps_thread_pin 
                 if (pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0)
                     pin->cpu = cpu; /* before the thread exists: it reads it */
             }
-            rc = ps_real_pthread_create(t, &attr, fn, NULL);
+            rc = create_counted(t, &attr, fn);
         }
         pthread_attr_destroy(&attr);
         if (rc != 0 && pin && pin->cpu >= 0) { /* refused as pinned (the CPU gone): anywhere */
@@ -101,7 +129,7 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), struct ps_thread_pin 
             return rc;
     }
     ps_real_pthread_sigmask(SIG_BLOCK, &all, &before); /* the new thread inherits it */
-    int rc = ps_real_pthread_create(t, NULL, fn, NULL);
+    int rc = create_counted(t, NULL, fn);
     ps_real_pthread_sigmask(SIG_SETMASK, &before, NULL);
     return rc;
 }
@@ -204,6 +232,31 @@ PS_API int pthread_setname_np(pthread_t thread, const char *name)
 }
 
 /* ---- the process tree ---- */
+
+typedef int (*clone_fn)(void *);
+static int (*real_clone)(clone_fn, void *, int, void *, ...);
+
+PS_API int clone(clone_fn fn, void *stack, int flags, void *arg, ...)
+{
+    PS_RESOLVE(clone);
+    va_list ap;
+    va_start(ap, arg);
+    pid_t *parent_tid = va_arg(ap, pid_t *); /* read whatever the flags: the C library does */
+    void *tls = va_arg(ap, void *);
+    pid_t *child_tid = va_arg(ap, pid_t *);
+    va_end(ap);
+    if (!(flags & CLONE_VM) && atomic_load(&threads_starting) > 0) {
+        int saved = errno;
+        uint64_t until = ps_now_ns() + START_WAIT_NS;
+        while (atomic_load(&threads_starting) > 0 && ps_now_ns() < until) {
+            struct timespec pause = { 0, 50000 }; /* the CPU to a thread pinned to this one */
+            nanosleep(&pause, NULL);
+        }
+        errno = saved;
+    }
+    return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+}
+
 
 /* fork is followed through pthread_atfork (shim.c), which also sees the forks the C library
  * makes itself (daemon()), past any wrapper. */
@@ -564,20 +617,13 @@ static void seccomp_after(int rc, int before)
     }
 }
 
-/* ---- credentials changed on one thread ---- */
+/* ---- credentials changed on one thread: the shim's threads follow (credsync.c) ---- */
 
-/* capset, and prctl's PR_SET_KEEPCAPS and PR_SET_SECUREBITS, change the calling thread's
- * credentials only. The C library's setuid and setgid family changes every thread's (a signal
- * to each), and aborts the process when the call failed on one thread and not on another
- * (nptl's setxid_error): `setpriv --reuid --regid` keeps its capabilities across setresuid
- * (PR_SET_KEEPCAPS), raises them again with capset on its own thread, then calls setresgid,
- * which the shim's threads, their capabilities gone, were refused: setpriv died of SIGABRT
- * (so did `capsh --keep=1 --uid --caps --gid`). Around such a call the shim's threads are
- * stopped and joined, and the calling thread starts them again after it: they hold its
- * credentials, as any thread it starts would. */
-static int creds_one_thread(int option)
+static void creds_follow(long rc, long nr, long a0, long a1, long a2, long a3, long a4)
 {
-    return option == PR_SET_KEEPCAPS || option == PR_SET_SECUREBITS;
+    long a[6] = { a0, a1, a2, a3, a4, 0 };
+    if (rc == 0 && credsync_wanted(nr, a))
+        credsync_after(nr, a);
 }
 
 static int (*real_capset)(cap_user_header_t, const cap_user_data_t);
@@ -585,10 +631,8 @@ static int (*real_capset)(cap_user_header_t, const cap_user_data_t);
 PS_API int capset(cap_user_header_t hdr, const cap_user_data_t data)
 {
     PS_RESOLVE(capset);
-    int aside = shim_threads_aside();
     int rc = real_capset(hdr, data);
-    if (aside)
-        shim_threads_back();
+    creds_follow(rc, SYS_capset, (long)hdr, (long)data, 0, 0, 0);
     return rc;
 }
 
@@ -600,11 +644,9 @@ PS_API int prctl(int option, ...)
     unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
     unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
     va_end(ap);
-    if (creds_one_thread(option)) {
-        int aside = shim_threads_aside();
+    if (option == PR_SET_KEEPCAPS || option == PR_SET_SECUREBITS) {
         int rc = real_prctl(option, a2, a3, a4, a5);
-        if (aside)
-            shim_threads_back();
+        creds_follow(rc, SYS_prctl, option, (long)a2, (long)a3, (long)a4, (long)a5);
         return rc;
     }
     if (option != PR_SET_SECCOMP || (a2 != SECCOMP_MODE_STRICT && a2 != SECCOMP_MODE_FILTER))
@@ -683,11 +725,9 @@ PS_API long syscall(long nr, ...)
         errno = saved;
         return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
-    if (nr == SYS_capset || (nr == SYS_prctl && creds_one_thread((int)a[0]))) {
-        int aside = shim_threads_aside();
+    if (nr == SYS_capset || (nr == SYS_prctl && (a[0] == PR_SET_KEEPCAPS || a[0] == PR_SET_SECUREBITS))) {
         long rc = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-        if (aside)
-            shim_threads_back();
+        creds_follow(rc, nr, a[0], a[1], a[2], a[3], a[4]);
         return rc;
     }
     if ((nr == SYS_unshare && unshare_needs_alone(a[0])) || (nr == SYS_setns && setns_needs_alone(a[1]))) {

@@ -24,6 +24,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "credsync.h"
 #include "counterlog.h"
 #include "counters/counters.h"
 #include "fds.h"
@@ -239,6 +240,8 @@ static void watcher_final(void)
     fds_io_leave();
 }
 
+static unsigned watcher_cred_seen; /* credsync.c: the last request the watcher served */
+
 static void *watcher_main(void *arg)
 {
     (void)arg; /* every signal blocked from the start (ps_start_shim_thread) */
@@ -258,6 +261,7 @@ static void *watcher_main(void *arg)
     }
     uint64_t next_counters = ps_now_ns(), markers_read_ns = ps_now_ns();
     while (!atomic_load(&watcher_stop)) {
+        credsync_serve(&watcher_cred_seen); /* one posted before this thread ran */
         /* Nothing to wait for but the markers file: inotify wakes us when it changes (a
          * second's timeout is the backstop); without a watch on it (the file does not exist
          * yet) it is read every 250 ms. The counters' own period, a user setting, comes on top. */
@@ -286,6 +290,7 @@ static void *watcher_main(void *arg)
         timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
+        credsync_serve(&watcher_cred_seen); /* a credential call of the target's, made here too */
         int event = 0;
         if (r > 0 && (p[0].revents & POLLIN)) {
             uint64_t v;
@@ -313,11 +318,23 @@ static void *watcher_main(void *arg)
             break; /* the target's threads are all gone and the run is finished */
     }
     atomic_store(&watcher_period_ms, 0);
+    credsync_thread_end(&watcher_cred_seen);
     writer_rehost(); /* the writer's passes go back to its own timer */
     watcher_final();
     meta_own_thread_cpu(META_OWN_WATCHER);
     lifetime_shim_thread(-1);
     return NULL;
+}
+
+/* Wakes the watcher from its wait, running or about to (credsync.c). Async-signal-safe. */
+void leader_poke(void)
+{
+    if (wake_fd >= 0) {
+        int saved = errno;
+        uint64_t one = 1;
+        if (write(wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
+        errno = saved;
+    }
 }
 
 /* Wakes the watcher for a pass now (lifetime.c). The eventfd write is async-signal-safe. */
@@ -342,10 +359,13 @@ static void become_leader(void)
     }
     atomic_store(&watcher_stop, 0);
     atomic_store(&watcher_final_done, 0);
-    if (ps_start_shim_thread(&watcher, watcher_main) == 0)
+    credsync_thread_start(&watcher_cred_seen);
+    if (ps_start_shim_thread(&watcher, watcher_main) == 0) {
         watcher_running = 1;
-    else
+    } else {
+        credsync_thread_cancel();
         ps_log("cannot start the markers watcher thread: no phases from the markers file");
+    }
 }
 
 /* takeover: a process of this run taking over from a leader that exited; it always resumes

@@ -14,6 +14,9 @@ void leader_try_takeover(void);
 /* Stops the watcher thread (exit/exec; the lock is released with the process). 1 when it was
  * joined (0: none, or this is the watcher itself). */
 int leader_stop(void);
+/* Wakes the watcher, running or about to, without asking for a pass (credsync.c);
+ * async-signal-safe. */
+void leader_poke(void);
 /* A pass of the watcher now (lifetime.c); async-signal-safe. */
 void leader_wake(void);
 /* After a failed exec: the watcher starts again if we lead. */

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "credsync.h"
 #include "dlbusy.h"
 #include "fds.h"
 #include "interpose.h"
@@ -535,6 +536,8 @@ static int warm_lock_bounded(void)
 
 /* The warm-up's own thread: nothing the target does waits for it (an exit, an exec: the writer
  * is never held by the loader's lock), and it is left to the kernel if the process ends first. */
+static unsigned warm_cred_seen; /* credsync.c: it follows the target's credential calls too */
+
 static void *warm_main(void *arg)
 {
     (void)arg; /* every signal blocked from the start (ps_start_shim_thread) */
@@ -544,6 +547,7 @@ static void *warm_main(void *arg)
     pthread_mutex_lock(&warm_lock);
     warm_locked();
     pthread_mutex_unlock(&warm_lock);
+    credsync_thread_end(&warm_cred_seen);
     meta_own_thread_cpu(META_OWN_LOADER);
     lifetime_shim_thread(-1);
     return NULL;
@@ -554,7 +558,9 @@ void sampler_warm_libunwind_soon(void)
     if (!warm_wanted() || atomic_exchange(&warm_thread_started, 1))
         return;
     pthread_t t;
+    credsync_thread_start(&warm_cred_seen);
     if (ps_start_shim_thread(&t, warm_main) != 0) {
+        credsync_thread_cancel();
         atomic_store(&libunwind_failed, 1);
         ps_log("cannot start a thread to load libunwind: stacks are walked by frame pointers");
         meta_note_unwind();

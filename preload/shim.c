@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "config.h"
 #include "counters/counters.h"
+#include "credsync.h"
 #include "dlbusy.h"
 #include "execenv.h"
 #include "fatal.h"
@@ -318,6 +319,7 @@ void shim_after_fork_child(void)
     ps_pid = getpid();
     clock_transit_after_fork_child();
     fds_io_after_fork_child();
+    credsync_after_fork();
     atomic_store(&finished, 0);
     sampler_reopen();
     kchain_resume(); /* forked while another thread was on the way out */

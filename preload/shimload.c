@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "credsync.h"
 #include "shim.h"
 
 #define SHIMLOAD_HOLD_NS 50000000ull /* 50 ms */
@@ -55,7 +56,9 @@ void *shimload_open(const char *name, int flags)
     atomic_fetch_add(&loads, 1);
     while (atomic_load(&number_calls) > 0 && ps_now_ns() - since < SHIMLOAD_HOLD_NS)
         pause_briefly();
+    credsync_loading(1);
     void *h = dlopen(name, flags);
+    credsync_loading(-1);
     atomic_fetch_sub(&loads, 1);
     return h;
 }

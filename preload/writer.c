@@ -33,6 +33,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "credsync.h"
 #include "dlbusy.h"
 #include "fdcache.h"
 #include "fdheld.h"
@@ -967,6 +968,7 @@ void writer_host_pass(long period_ms)
  * shell's fork child on its way to exec) ends before that, and a thread that never ran on
  * another CPU costs it less (interpose.h). It starts no thread of its own before then. */
 static struct ps_thread_pin writer_pin;
+static unsigned writer_cred_seen; /* credsync.c: the last request the writer served */
 
 static void *writer_main(void *arg)
 {
@@ -983,6 +985,7 @@ static void *writer_main(void *arg)
     pass_idle = 0;
     atomic_store(&last_pass_ns, last_maps);
     while (!atomic_load(&stop_requested)) {
+        credsync_serve(&writer_cred_seen); /* one posted before this thread ran, or mid-pass */
         uint32_t seq = atomic_load(&wake_seq);
         pthread_mutex_lock(&pass_lock);
         long ms;
@@ -1000,6 +1003,7 @@ static void *writer_main(void *arg)
         /* While hosted the first sample after an idle stretch waits for the watcher's next
          * wakeup (at most its period) rather than waking this thread. */
         int woken = writer_sleep(seq, &until, !host && idle && ms >= BUSY_MS);
+        credsync_serve(&writer_cred_seen); /* a credential call of the target's, made here too */
         /* Awake (a pass due or not): a process that got here is not a short one, and a thread
          * this one starts from now on (libunwind's warm-up, a takeover's watcher) must not
          * inherit the pin. */
@@ -1018,6 +1022,7 @@ static void *writer_main(void *arg)
             break; /* the target's threads are all gone and the run is finished: end with them */
     }
     atomic_store(&hosted, 0);
+    credsync_thread_end(&writer_cred_seen);
     meta_own_thread_cpu(META_OWN_WRITER);
     lifetime_shim_thread(-1);
     return NULL;
@@ -1031,7 +1036,9 @@ int writer_start(void)
     atomic_store(&stop_requested, 0);
     atomic_store(&way_out, 0); /* again after an exec that failed */
     writer_started_ns = ps_now_ns();
+    credsync_thread_start(&writer_cred_seen);
     if (ps_start_shim_thread_near(&writer_thread, writer_main, &writer_pin) != 0) {
+        credsync_thread_cancel();
         ps_log("cannot start the writer thread: samples are flushed only at exit");
         return -1;
     }
@@ -1092,6 +1099,15 @@ void writer_wake_for_unwinder(void)
         return;
     int saved = errno;
     signal_writer(&wake_pending);
+    errno = saved;
+}
+
+/* Wakes the writer without asking for a pass (credsync.c: a request to serve). Async-signal-safe. */
+void writer_poke(void)
+{
+    int saved = errno; /* (a writer just created and not yet waiting sees the count changed) */
+    atomic_fetch_add(&wake_seq, 1);
+    futex_word(&wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
     errno = saved;
 }
 

@@ -37,6 +37,8 @@ int writer_start(void);
 int writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
 void writer_wake(void);
+/* Wakes the writer from its wait, no pass asked (credsync.c). Async-signal-safe. */
+void writer_poke(void);
 void writer_forget_after_fork(void);
 /* The target is about to dup2 onto fd (fds.c): if it is the sample file's kept descriptor, it is
  * forgotten first (the writer opens the file again by path), never written after. */
