@@ -156,14 +156,16 @@ void ps_shim_thread_unpin(struct ps_thread_pin *pin)
     pin->cpu = -1;
 }
 
-void ps_join_shim_thread(pthread_t t, const char *what)
+int ps_join_shim_thread(pthread_t t, const char *what)
 {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += 2;
-    if (pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until) == ETIMEDOUT)
+    int rc = pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &until);
+    if (rc == ETIMEDOUT)
         ps_log_once("join", "the %s thread did not stop within 2 s on the way out (waiting, most likely, "
                     "for the loader's lock the leaving thread holds): the way out went on without it", what);
+    return rc == 0;
 }
 
 /* Inside the guard (the loader's lock is held in the callbacks). The shim's own calls: never

@@ -46,7 +46,7 @@ void ps_shim_thread_unpin(struct ps_thread_pin *pin);
  * something the leaving thread itself holds (the loader's lock, in a library's constructor that
  * exits or execs) never ends. Past that, perfscope.log says so once and the way out goes on
  * without it (the kernel ends it with the process). */
-void ps_join_shim_thread(pthread_t t, const char *what);
+int ps_join_shim_thread(pthread_t t, const char *what);
 /* Inside the handler's guard, as the target's calls are: a sample never unwinds in the loader. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 /* For xfsz.c: takes back a SIGXFSZ that our own write raised. */

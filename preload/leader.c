@@ -241,6 +241,7 @@ static void watcher_final(void)
 }
 
 static unsigned watcher_cred_seen; /* credsync.c: the last request the watcher served */
+static _Atomic int watcher_pausing; /* stopped to be started again: no last reads (leader_stop) */
 
 static void *watcher_main(void *arg)
 {
@@ -320,8 +321,9 @@ static void *watcher_main(void *arg)
     atomic_store(&watcher_period_ms, 0);
     credsync_thread_end(&watcher_cred_seen);
     writer_rehost(); /* the writer's passes go back to its own timer */
-    watcher_final();
-    meta_own_thread_cpu(META_OWN_WATCHER);
+    if (!atomic_load(&watcher_pausing))
+        watcher_final();
+    meta_own_thread_ended(META_OWN_WATCHER);
     lifetime_shim_thread(-1);
     return NULL;
 }
@@ -465,10 +467,11 @@ void leader_resume(void)
         become_leader();
 }
 
-int leader_stop(void)
+int leader_stop(int pause)
 {
     if (!watcher_running)
         return 0;
+    atomic_store(&watcher_pausing, pause);
     atomic_store(&watcher_stop, 1);
     if (pthread_equal(watcher, pthread_self())) {
         /* The run ends on the watcher itself (the target's last thread gone, lifetime.c): its
@@ -481,7 +484,8 @@ int leader_stop(void)
         uint64_t one = 1;
         if (write(wake_fd, &one, sizeof one) < 0) { /* it wakes on its timeout instead */ }
     }
-    ps_join_shim_thread(watcher, "watcher");
+    if (!ps_join_shim_thread(watcher, "watcher"))
+        return 0; /* still there, asked to stop: still running as far as a restart goes */
     watcher_running = 0;
     return 1;
 }

@@ -11,9 +11,11 @@
 int leader_start(void);
 /* From the writer thread of a follower: becomes the leader if the old one is gone. */
 void leader_try_takeover(void);
-/* Stops the watcher thread (exit/exec; the lock is released with the process). 1 when it was
- * joined (0: none, or this is the watcher itself). */
-int leader_stop(void);
+/* Stops the watcher thread (exit/exec, pause 0: with its last reads; the lock is released with
+ * the process; pause 1: to be started again, no last reads). 1 when it was joined (0: none,
+ * this is the watcher itself, or it did not end within 2 s: then it is left running, asked to
+ * stop). */
+int leader_stop(int pause);
 /* Wakes the watcher, running or about to, without asking for a pass (credsync.c);
  * async-signal-safe. */
 void leader_poke(void);

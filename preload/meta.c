@@ -192,6 +192,9 @@ static void add_config(cJSON *m)
 /* The writer's and watcher's CPU time is the shim's (about 3 ms per second of wall time,
  * docs/shim.md): no sampler samples it, so the rates are per second of the target's. */
 static _Atomic uint64_t own_user_ns[META_OWN_THREADS], own_sys_ns[META_OWN_THREADS];
+/* Of the threads of that kind that have ended (a writer stopped and started again: an exec that
+ * failed, a call refused to a process of several threads). */
+static _Atomic uint64_t ended_user_ns[META_OWN_THREADS], ended_sys_ns[META_OWN_THREADS];
 
 static uint64_t tv_ns(struct timeval tv)
 {
@@ -205,6 +208,15 @@ void meta_own_thread_cpu(int which)
         return;
     atomic_store(&own_user_ns[which], tv_ns(ru.ru_utime));
     atomic_store(&own_sys_ns[which], tv_ns(ru.ru_stime));
+}
+
+void meta_own_thread_ended(int which)
+{
+    meta_own_thread_cpu(which);
+    if (which < 0 || which >= META_OWN_THREADS)
+        return;
+    atomic_fetch_add(&ended_user_ns[which], atomic_exchange(&own_user_ns[which], 0));
+    atomic_fetch_add(&ended_sys_ns[which], atomic_exchange(&own_sys_ns[which], 0));
 }
 
 void meta_own_thread_cpu_due(int which)
@@ -255,8 +267,9 @@ static void exit_figures(struct exit_figures *f)
     f->chained = atomic_load(&ps_signals_chained);
     uint64_t own_user = 0, own_all = 0;
     for (int i = 0; i < META_OWN_THREADS; i++) {
-        own_user += atomic_load(&own_user_ns[i]);
-        own_all += atomic_load(&own_user_ns[i]) + atomic_load(&own_sys_ns[i]);
+        uint64_t user = atomic_load(&own_user_ns[i]) + atomic_load(&ended_user_ns[i]);
+        own_user += user;
+        own_all += user + atomic_load(&own_sys_ns[i]) + atomic_load(&ended_sys_ns[i]);
     }
     double own_sampled = (double)(ps_clock_in_use == PS_CLOCK_PERF && !ps_perf_counts_kernel ? own_user : own_all) / 1e9;
     double cpu = sampled_cpu_s();
@@ -636,6 +649,8 @@ void meta_after_fork(void)
     for (int i = 0; i < META_OWN_THREADS; i++) {
         atomic_store(&own_user_ns[i], 0);
         atomic_store(&own_sys_ns[i], 0);
+        atomic_store(&ended_user_ns[i], 0);
+        atomic_store(&ended_sys_ns[i], 0);
     }
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     doc_lock = fresh;

@@ -19,6 +19,8 @@ void meta_write_exit(const char *status);
  * shim's cost, not the target's. */
 enum { META_OWN_WRITER, META_OWN_WATCHER, META_OWN_LOADER, META_OWN_THREADS };
 void meta_own_thread_cpu(int which);
+/* As the thread of that kind ends: its time is kept beside the next one's. */
+void meta_own_thread_ended(int which);
 /* The same at a wakeup: at most every 250 ms (getrusage is a system call, and every one counts
  * in a wakeup: docs/shim.md); the threads publish once more when they end. */
 void meta_own_thread_cpu_due(int which);

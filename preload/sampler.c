@@ -548,7 +548,7 @@ static void *warm_main(void *arg)
     warm_locked();
     pthread_mutex_unlock(&warm_lock);
     credsync_thread_end(&warm_cred_seen);
-    meta_own_thread_cpu(META_OWN_LOADER);
+    meta_own_thread_ended(META_OWN_LOADER);
     lifetime_shim_thread(-1);
     return NULL;
 }

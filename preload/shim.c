@@ -148,7 +148,7 @@ void shim_finish(const char *status)
     sampler_close(); /* no other thread's sample after the last flush either */
     writer_stop(); /* first: its takeover check must not start a watcher after leader_stop */
     writer_way_out();
-    leader_stop();
+    leader_stop(0);
     unsampled_finish(); /* before the last drain hands back the threads that exited */
     writer_maps_catch_up();
     writer_flush_last(0);
@@ -188,46 +188,46 @@ void shim_resume_after_failed_exec(void)
     writer_start();
 }
 
-/* ---- calls that must not meet the shim's threads ---- */
+/* ---- calls refused to a process of several threads ---- */
 
-/* Two kinds of call, made by the wrappers (interpose.c) with the shim's threads stopped and
- * joined, and started again after it (shim_threads_back), whatever its result: the same steps
- * as an exec that fails.
- * - Refused (EINVAL, EUSERS) to a process of more than one thread, or whose threads share its
- *   filesystem information, as every pthread does: unshare of a user namespace (and of
- *   CLONE_THREAD, CLONE_SIGHAND, CLONE_VM), setns into a user, mount or time namespace. Under the
- *   shim `unshare -U`, `unshare -r` and `nsenter -m` failed; such a refused call is made once
- *   more.
- * - Changing the calling thread's credentials only (capset, PR_SET_KEEPCAPS, PR_SET_SECUREBITS):
- *   the threads started again by the caller hold its credentials, so the C library's setuid
- *   family, which changes every thread's and aborts when they differ in the outcome, finds them
- *   alike (`setpriv --reuid --regid` died of SIGABRT).
- * A joined thread may still be in the kernel's thread group for a moment (it wakes its joiner
- * before it releases its files and filesystem information): the kernel's count of threads is
- * waited for, at most WAIT_ALONE_NS. 1 when the threads were stopped. */
+/* unshare of a user namespace (and of CLONE_THREAD, CLONE_SIGHAND, CLONE_VM), and setns into a
+ * user, mount or time namespace, are refused (EINVAL, EUSERS) to a process of more than one
+ * thread, or whose threads share its filesystem information, as every pthread does: under the
+ * shim `unshare -U`, `unshare -r` and `nsenter -m` failed. The wrappers (interpose.c) make such
+ * a refused call once more with the shim's threads stopped and joined, and start them again
+ * after it (shim_threads_back), whatever its result: the steps of an exec that fails. A joined
+ * thread may still be in the kernel's thread group for a moment (it wakes its joiner before it
+ * releases its files and filesystem information): the kernel's count of threads is waited for,
+ * at most WAIT_ALONE_NS. Not done (the refusal stands, as it would have): on a second thread
+ * while one is doing it; once the way out has begun; under a seccomp filter (threads started
+ * from a filtered thread would carry its filter). Not from a signal handler: the restart
+ * allocates. 1 when threads were stopped. */
 #define WAIT_ALONE_NS 200000000ull
+static _Atomic int aside_busy;
+static int aside_writer, aside_watcher; /* what shim_threads_back starts again */
 
 int shim_threads_aside(void)
 {
-    if (!ps_active || getpid() != ps_pid || atomic_load(&finished))
-        return 0; /* (a vfork child shares our memory: the threads are its parent's) */
-    long threads = threads_in_process();
-    if (threads <= 1)
-        return 0;
     int saved = errno;
+    if (!ps_active || getpid() != ps_pid || atomic_load(&finished) || fds_sealed())
+        return 0; /* (a vfork child shares our memory: the threads are its parent's) */
+    if (atomic_exchange(&aside_busy, 1))
+        return 0;
+    long threads = threads_in_process(); /* -1 when /proc cannot tell: stopped all the same */
     ps_guard_enter();
-    int stopped = writer_stop();
-    stopped += leader_stop();
-    /* The count the kernel must reach (libunwind's warm-up thread, detached, ends by itself;
-     * a writer that has not run yet is a thread all the same). */
-    long alone = threads - stopped;
+    aside_writer = writer_stop();
+    aside_watcher = leader_stop(1);
+    int stopped = aside_writer + aside_watcher;
     if (!stopped) {
         ps_guard_leave();
+        atomic_store(&aside_busy, 0);
         errno = saved;
         return 0;
     }
+    /* The count the kernel must reach (libunwind's warm-up thread, detached, ends by itself). */
+    long alone = threads - stopped;
     uint64_t until = ps_now_ns() + WAIT_ALONE_NS;
-    while (threads_in_process() > alone && ps_now_ns() < until) {
+    while (threads > 0 && threads_in_process() > alone && ps_now_ns() < until) {
         struct timespec ms = { 0, 200000 };
         nanosleep(&ms, NULL);
     }
@@ -240,9 +240,15 @@ void shim_threads_back(void)
 {
     int saved = errno;
     ps_guard_enter();
-    leader_resume();
-    writer_start();
+    if (!atomic_load(&finished)) {
+        if (aside_watcher)
+            leader_resume();
+        if (aside_writer)
+            writer_start();
+    }
+    aside_writer = aside_watcher = 0;
     ps_guard_leave();
+    atomic_store(&aside_busy, 0);
     errno = saved;
 }
 

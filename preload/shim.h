@@ -25,9 +25,9 @@ void shim_finish(const char *status);
 void shim_finish_signal_safe(const char *status);
 /* exec failed: the image goes on, so sampling does too. */
 void shim_resume_after_failed_exec(void);
-/* The unshare and setns wrappers (a call the kernel refused to a process of several threads, made
- * once more), and capset and prctl's credential options (around the call): the shim's own threads
- * stopped and joined (1), or none to stop (0); then started again by the caller. Keep errno. */
+/* The unshare and setns wrappers, a call the kernel refused to a process of several threads to
+ * be made once more: the shim's own threads stopped and joined (1), or not (0: none, or not now,
+ * shim.c); then started again by shim_threads_back. Keep errno. */
 int shim_threads_aside(void);
 void shim_threads_back(void);
 /* The prctl/seccomp wrappers, before the calling thread enters seccomp strict mode (strict)

@@ -1023,7 +1023,7 @@ static void *writer_main(void *arg)
     }
     atomic_store(&hosted, 0);
     credsync_thread_end(&writer_cred_seen);
-    meta_own_thread_cpu(META_OWN_WRITER);
+    meta_own_thread_ended(META_OWN_WRITER);
     lifetime_shim_thread(-1);
     return NULL;
 }
@@ -1062,11 +1062,14 @@ int writer_stop(void)
         return 0;
     signal_writer(&stop_requested);
     /* The run may end on the writer itself (the target's last thread gone, lifetime.c). */
-    int joined = !pthread_equal(writer_thread, pthread_self());
-    if (joined)
-        ps_join_shim_thread(writer_thread, "writer");
+    if (pthread_equal(writer_thread, pthread_self())) {
+        writer_running = 0;
+        return 0;
+    }
+    if (!ps_join_shim_thread(writer_thread, "writer"))
+        return 0; /* still there, asked to stop: still running as far as a restart goes */
     writer_running = 0;
-    return joined;
+    return 1;
 }
 
 /* The watcher stops hosting the passes (it ends, or they come due sooner than it wakes): the

@@ -33,7 +33,8 @@ void writer_maps_catch_up(void);
  * async-signal-safe), where a malloc on this thread waits forever for its own lock. */
 void writer_way_out(void);
 int writer_start(void);
-/* Stops the writer thread; 1 when it was joined (0: none, or this is the writer itself). */
+/* Stops the writer thread; 1 when it was joined (0: none, this is the writer itself, or it did
+ * not end within 2 s: then it is left running, asked to stop). */
 int writer_stop(void);
 /* A pass now, not at the end of the period (never from a signal handler). */
 void writer_wake(void);

@@ -11,6 +11,11 @@
 #  3 shared     in a run folder of mode 0777 (as perfscope makes a container's), a shell's
 #              children that became nobody (setpriv's `id`, r_setxid) still write their
 #              procs.jsonl lines into the files root made (made with the folder's write bits)
+#  4 calls      r_credcalls: 4 threads calling prctl(PR_SET_KEEPCAPS) at once; the calls from a
+#              SIGALRM handler that interrupts malloc (3 runs); a child of glibc's clone() at the
+#              start of main calling setresuid (10 runs: it waited forever for a shim thread
+#              not yet running); the calls under a seccomp filter that kills on open. Each as
+#              without the shim, within 30 s
 # Root only: the calls change to another user. Optional argument: case numbers or names.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -18,6 +23,7 @@ need_shim
 [ "$(id -u)" = 0 ] || skip "needs root (setresuid to another user): not run"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) missing: not run"
 build_target r_setxid
+build_target r_credcalls -pthread
 
 REVIEW_PERF=0
 if perf_events_allowed; then REVIEW_PERF=1; else note "perf events refused: the shim's 997 Hz falls back to the tick timer"; fi
@@ -96,8 +102,17 @@ def shared_in(out):
     need(all(m == 0o666 for m in modes.values()), "file modes in a 0777 run folder: %r" % {f: oct(m) for f, m in modes.items()})
 
 
+def c_calls():
+    exe = target("r_credcalls")
+    for mode, runs in (("threads", 1), ("handler", 3), ("clone", 10), ("seccomp", 1)):
+        for i in range(runs):
+            base_then_shim([exe, mode], "out-calls-%s%d" % (mode, i), lambda b: b.rc == 0,
+                           "r_credcalls %s (run %d)" % (mode, i + 1), timeout=30)
+
+
 CASES = [(1, "setxid", c_setxid),
          (2, "setpriv", c_setpriv),
-         (3, "shared", c_shared)]
+         (3, "shared", c_shared),
+         (4, "calls", c_calls)]
 run_cases(CASES, sys.argv[1:])
 PYEOF

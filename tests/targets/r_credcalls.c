@@ -1,0 +1,154 @@
+/* r_credcalls MODE: credential calls made where the shim's threads must follow them without
+ * getting in the way, each ending with setpriv's steps to nobody (r_setxid's: PR_SET_KEEPCAPS,
+ * setresuid, capset on this thread, setresgid), which the C library aborts on when the threads'
+ * credentials differ. One line per step; exit status 0. Root only.
+ *   threads   4 threads make 100 prctl(PR_SET_KEEPCAPS) calls each at once, then the steps
+ *   handler   a SIGALRM handler (every millisecond) makes prctl(PR_SET_KEEPCAPS) calls while the
+ *             main thread mallocs and frees for 0.5 s, then the steps
+ *   clone     glibc's clone() without CLONE_VM at the start of main: the child calls
+ *             setresuid(0, 0, 0), prints, and _exits; the parent waits, then the steps
+ *   seccomp   a seccomp filter on this thread that kills the process on open or openat, then
+ *             prctl(PR_SET_KEEPCAPS) and 0.5 s of CPU (no steps: capset needs nothing opened,
+ *             but the ids' change would) */
+#define _GNU_SOURCE
+#include "burn.h"
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+DEFINE_BURN_SINK
+DEFINE_BURN(burn_filtered)
+
+int capset(cap_user_header_t hdr, const cap_user_data_t data);
+
+static void say(const char *what, long rc)
+{
+    printf("%s: %s\n", what, rc == 0 ? "ok" : strerrorname_np(errno));
+    fflush(stdout);
+}
+
+static void to_nobody(void)
+{
+    say("keepcaps", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+    say("setresuid", setresuid(65534, 65534, 65534));
+    struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    long rc = syscall(SYS_capget, &hdr, data);
+    if (rc == 0) {
+        data[0].effective |= data[0].permitted & ((1u << CAP_SETGID) | (1u << CAP_SETUID));
+        rc = capset(&hdr, data);
+    }
+    say("capset", rc);
+    say("setresgid", setresgid(65534, 65534, 65534));
+}
+
+static void *keepcaps_loop(void *arg)
+{
+    long failed = 0;
+    for (int i = 0; i < 100; i++)
+        failed += prctl(PR_SET_KEEPCAPS, (i + (long)arg) & 1, 0, 0, 0) != 0;
+    return (void *)failed;
+}
+
+static volatile sig_atomic_t handler_calls, handler_failed;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    handler_failed += prctl(PR_SET_KEEPCAPS, handler_calls & 1, 0, 0, 0) != 0;
+    handler_calls++;
+    errno = saved;
+}
+
+static char child_stack[1 << 16];
+
+static int clone_child(void *arg)
+{
+    (void)arg;
+    say("child setresuid", setresuid(0, 0, 0));
+    _exit(0);
+}
+
+static int filter_opens(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_open, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "threads") == 0) {
+        pthread_t t[4];
+        long failed = 0;
+        for (long i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, keepcaps_loop, (void *)i);
+        for (int i = 0; i < 4; i++) {
+            void *r;
+            pthread_join(t[i], &r);
+            failed += (long)r;
+        }
+        printf("400 calls, %ld failed\n", failed);
+    } else if (strcmp(mode, "handler") == 0) {
+        signal(SIGALRM, on_alarm);
+        struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+        setitimer(ITIMER_REAL, &it, NULL);
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            void *p[16];
+            for (int i = 0; i < 16; i++)
+                p[i] = malloc(64 + 32 * (size_t)i);
+            for (int i = 0; i < 16; i++)
+                free(p[i]);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 500000000L);
+        struct itimerval off = { { 0, 0 }, { 0, 0 } };
+        setitimer(ITIMER_REAL, &off, NULL);
+        printf("handler calls: %s, %d failed\n", handler_calls > 100 ? "more than 100" : "too few",
+               (int)handler_failed);
+    } else if (strcmp(mode, "clone") == 0) {
+        pid_t pid = clone(clone_child, child_stack + sizeof child_stack, SIGCHLD, NULL);
+        int status = -1;
+        if (pid > 0)
+            waitpid(pid, &status, 0);
+        printf("child status %d\n", status);
+    } else if (strcmp(mode, "seccomp") == 0) {
+        say("filter", filter_opens());
+        say("keepcaps", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
+        burn_filtered(0.5);
+        printf("done\n");
+        return 0;
+    } else {
+        return 2;
+    }
+    fflush(stdout);
+    to_nobody();
+    return 0;
+}
