@@ -1,6 +1,6 @@
-/* credsync.h: the shim's threads keep the credentials of the target's (credsync.c). A call that
- * changes the calling thread's credentials only (capset, prctl PR_SET_KEEPCAPS and
- * PR_SET_SECUREBITS), once it succeeded, is made again by each of the shim's threads on itself.
+/* credsync.h: the shim's threads keep the credentials of the target's (credsync.c). After a call
+ * that changes the calling thread's credentials only (capset, prctl PR_SET_KEEPCAPS and
+ * PR_SET_SECUREBITS) succeeded, each of the shim's threads takes that thread's resulting state.
  * The caller's side is async-signal-safe and waits a bounded time; it never allocates or locks. */
 #ifndef PERFSCOPE_CREDSYNC_H
 #define PERFSCOPE_CREDSYNC_H
@@ -9,8 +9,9 @@
  * way the C library's setuid family then depends on (capset with pid 0 or the caller's own
  * thread, prctl PR_SET_KEEPCAPS / PR_SET_SECUREBITS). */
 int credsync_wanted(long nr, const long a[6]);
-/* On the target's thread, after such a call succeeded: each shim thread makes it too, and this
- * waits for them (at most CREDSYNC_WAIT_MS). Keeps errno. */
+/* On the target's thread, after such a call succeeded: each shim thread takes this thread's
+ * state, and this waits for them (at most CREDSYNC_WAIT_MS) and for those ending to be gone.
+ * Keeps errno. */
 void credsync_after(long nr, const long a[6]);
 
 /* The shim's threads serve requests: counted by their creator before the thread is created (the
@@ -21,9 +22,6 @@ void credsync_thread_start(unsigned *seen);
 void credsync_thread_cancel(void);
 void credsync_serve(unsigned *seen);
 void credsync_thread_end(unsigned *seen);
-/* Around a shim thread's dlopen (shimload.c): it may wait for the loader's lock, which a caller
- * in a library's constructor holds; it is not waited for meanwhile, and answers afterwards. */
-void credsync_loading(int delta);
 /* In a fork child: the parent's threads and request are not here. */
 void credsync_after_fork(void);
 

@@ -145,8 +145,17 @@ void fds_run_share_fd(int fd, int mode)
     if (!share_bits || fd < 0)
         return;
     int saved = errno;
-    if (fchmod(fd, ((unsigned)mode & 07777) | share_bits) != 0) { /* another user's file: theirs */ }
+    /* Only a plain file of this user's with one name: never what a link another user could
+     * plant in a folder everyone may write leads to (the opens add O_NOFOLLOW there too). */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink <= 1 &&
+        fchmod(fd, ((unsigned)mode & 07777) | share_bits) != 0) { /* then it stays as made */ }
     errno = saved;
+}
+
+int fds_run_nofollow(void)
+{
+    return share_bits ? O_NOFOLLOW : 0;
 }
 
 static int run_open(const char *path, int flags, int mode)
@@ -178,8 +187,9 @@ static int in_run_folder(const char *path)
 
 int fds_run_open(const char *path, int flags, int mode)
 {
-    int fd = run_open(path, flags, mode);
-    if ((flags & O_CREAT) && share_bits && in_run_folder(path))
+    int shared = share_bits && in_run_folder(path);
+    int fd = run_open(path, flags | (shared ? O_NOFOLLOW : 0), mode);
+    if ((flags & O_CREAT) && shared)
         fds_run_share_fd(fd, mode);
     return fd;
 }

@@ -91,6 +91,11 @@ static void *shim_thread_entry(void *fn)
     return ((void *(*)(void *))fn)(NULL);
 }
 
+void ps_shim_threads_after_fork_child(void)
+{
+    atomic_store(&threads_starting, 0); /* the parent's, not yet running: not the child's */
+}
+
 static int create_counted(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *))
 {
     atomic_fetch_add(&threads_starting, 1);

@@ -47,6 +47,9 @@ void ps_shim_thread_unpin(struct ps_thread_pin *pin);
  * exits or execs) never ends. Past that, perfscope.log says so once and the way out goes on
  * without it (the kernel ends it with the process). */
 int ps_join_shim_thread(pthread_t t, const char *what);
+/* In a fork child, before it starts threads: the parent's shim threads not yet running are not
+ * the child's (the clone() wrapper waits for those). */
+void ps_shim_threads_after_fork_child(void);
 /* Inside the handler's guard, as the target's calls are: a sample never unwinds in the loader. */
 int ps_real_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 /* For xfsz.c: takes back a SIGXFSZ that our own write raised. */

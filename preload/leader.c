@@ -428,7 +428,7 @@ int leader_start(void)
 {
     char path[PATH_MAX];
     ps_path(path, sizeof path, RUN_LEADER_LOCK);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | fds_run_nofollow(), 0644);
     fds_run_share_fd(fd, 0644);
     if (fd < 0) {
         ps_log("cannot open %s: %s; this process will not lead", path, strerror(errno));

@@ -325,6 +325,7 @@ void shim_after_fork_child(void)
     ps_pid = getpid();
     clock_transit_after_fork_child();
     fds_io_after_fork_child();
+    ps_shim_threads_after_fork_child();
     credsync_after_fork();
     atomic_store(&finished, 0);
     sampler_reopen();

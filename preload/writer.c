@@ -985,8 +985,10 @@ static void *writer_main(void *arg)
     pass_idle = 0;
     atomic_store(&last_pass_ns, last_maps);
     while (!atomic_load(&stop_requested)) {
-        credsync_serve(&writer_cred_seen); /* one posted before this thread ran, or mid-pass */
+        /* The count first: a request posted after the serve bumps it, and the wait below sees
+         * that (one posted before the serve is served here). */
         uint32_t seq = atomic_load(&wake_seq);
+        credsync_serve(&writer_cred_seen);
         pthread_mutex_lock(&pass_lock);
         long ms;
         int host = plan_next(ps_now_ns(), &ms);
