@@ -2,8 +2,10 @@
  * through its life: threads (pthread_create), exec (fork is followed through pthread_atfork in
  * shim.c), the ways out (return from main, exit, _exit), unloads (dlclose; loads are seen by the
  * writer), the loader calls the handler must not unwind through (dl_iterate_phdr), signal
- * dispositions and waits (SIGPROF and the fatal ones), and the namespace calls refused to a
- * process of several threads (unshare, setns). The descriptor calls are fds.c's. Every
+ * dispositions and waits (SIGPROF and the fatal ones), the namespace calls refused to a process
+ * of several threads (unshare, setns), the credential calls the shim's threads must follow
+ * (capset, prctl: credsync.c), and clone() (a child must not meet a shim thread half made). The
+ * descriptor calls are fds.c's. Every
  * wrapper must behave, towards the target, exactly as the function it wraps: same results, same
  * errno; the shim's own calls use the ps_real_ functions, never these wrappers. */
 #include "interpose.h"
@@ -80,8 +82,9 @@ static int pin_cpu(struct ps_thread_pin *pin)
  * a thread it does not have: its setuid, setgid or setresuid waited for it forever. A launcher
  * that clones at the very start of main and drops its ids in the child hung in 12 to 15 of 20
  * runs at 997 Hz: the writer, pinned to its creator's CPU, does not run while main does. The
- * clone() wrapper waits for them to run first (clone_when_started), at most START_WAIT_NS. A
- * fork child is not concerned: the C library's fork gives it a list of its one thread. */
+ * clone() wrapper (below, "the process tree") waits for them to run first, at most
+ * START_WAIT_NS. A fork child is not concerned: the C library's fork gives it a list of its one
+ * thread. */
 #define START_WAIT_NS 100000000ull
 static _Atomic int threads_starting;
 
@@ -263,7 +266,6 @@ PS_API int clone(clone_fn fn, void *stack, int flags, void *arg, ...)
     }
     return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
 }
-
 
 /* fork is followed through pthread_atfork (shim.c), which also sees the forks the C library
  * makes itself (daemon()), past any wrapper. */
