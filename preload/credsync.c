@@ -13,13 +13,13 @@
  * shim's serving threads (the writer, the watcher, libunwind's warm-up) puts itself in that
  * state: securebits first (setting them needs CAP_SETPCAP, which the capset may drop), then the
  * flag, then the capabilities. A state, not a replay of the call: a thread that missed a request
- * (started by a shim thread that had not served it yet, or woken late) converges all the same.
- * The threads are woken (a futex, the watcher's eventfd) and waited for, at most
- * CREDSYNC_WAIT_MS; one inside the loader (shimload.c) at most CREDSYNC_LOADER_WAIT_MS, since a
- * caller in a library's constructor holds the loader's lock it waits for. A serving thread that
- * ends is no longer counted, but the C library's next broadcast may still reach it until it is
- * gone: its tid is kept in an ending slot, and the caller also waits until the kernel no longer
- * knows it (tgkill with signal 0: ESRCH).
+ * converges all the same. Each serving thread has a slot, taken by its creator before the
+ * thread exists (a creator that is a serving thread first takes the latest state, which the new
+ * thread inherits), holding the last request it applied. The caller wakes the threads (a futex,
+ * the watcher's eventfd) and waits, at most CREDSYNC_WAIT_MS, until no creation is under way and
+ * every slot holds its request, or belongs to a thread that ended and that the kernel no longer
+ * knows (tgkill with signal 0: ESRCH; the C library's broadcast reaches a thread until then).
+ * Two versions before this one were broken by reviews (docs/shim.md).
  *
  * Invariants: the caller's side is async-signal-safe (libcap's psx makes these calls from a
  * signal handler on every thread at once): atomics, futex, nanosleep, getters and the wake-ups;
@@ -45,26 +45,30 @@
 #include "leader.h"
 #include "ring.h"
 #include "shim.h"
-#include "shimload.h"
 #include "writer.h"
 
 #define CREDSYNC_WAIT_MS 500
-#define CREDSYNC_LOADER_WAIT_MS 20
-#define ENDING_SLOTS 4
+#define SLOTS 8
 
-static _Atomic int serving;            /* shim threads that serve requests now */
-static _Atomic pid_t ending[ENDING_SLOTS]; /* serving threads on their way out, until gone */
-static _Atomic pid_t owner;            /* the thread whose request is in the mailbox; 0 none */
-static _Atomic unsigned gen;           /* the request's number, from 1 */
-static _Atomic uint32_t acks;          /* futex word: threads done with request `gen` */
+/* A serving thread's slot: taken by its creator before the thread exists, so no thread the C
+ * library can reach is ever missing from the caller's wait. */
+enum { SLOT_FREE, SLOT_LIVE, SLOT_ENDING };
+static struct slot {
+    _Atomic int state;
+    _Atomic pid_t tid;        /* set by the thread at its first serve; 0 before */
+    _Atomic unsigned applied; /* the last request whose state the thread holds */
+} slots[SLOTS];
+static _Atomic int creating;       /* creators between taking a slot and pthread_create's return */
+static _Atomic pid_t owner;        /* the thread whose request is in the mailbox; 0 none */
+static _Atomic unsigned gen;       /* the request's number, from 1 */
+static _Atomic uint32_t progress;  /* futex word: bumped when a thread has served */
 
 /* The mailbox: the state to take. */
 static long want_securebits, want_keepcaps;
 static struct __user_cap_data_struct want_caps[2];
 
-/* On a serving thread, its own `seen`: a thread it creates (the writer starts libunwind's
- * warm-up) starts in its state. */
-static __thread unsigned *self_seen;
+/* On a serving thread, its slot: a thread it creates starts in its state. */
+static __thread int self_slot = -1;
 
 int credsync_wanted(long nr, const long a[6])
 {
@@ -95,37 +99,51 @@ static int read_state(long *securebits, long *keepcaps, struct __user_cap_data_s
     return 0;
 }
 
-/* Until the serving threads that ended are gone from the kernel (and so from the C library's
- * broadcast), at most until `until`. */
-static void wait_ending(long until)
+/* An ending slot whose thread the kernel no longer knows is free again; 1 while it is there. */
+static int ending_still_there(struct slot *sl)
 {
-    pid_t pid = getpid();
-    for (int i = 0; i < ENDING_SLOTS; i++) {
-        pid_t tid = atomic_load(&ending[i]);
-        while (tid && syscall(SYS_tgkill, pid, tid, 0) == 0 && now_ms() < until) {
-            struct timespec pause = { 0, 100000 };
-            nanosleep(&pause, NULL);
-        }
-        if (tid)
-            atomic_compare_exchange_strong(&ending[i], &tid, 0);
+    pid_t tid = atomic_load(&sl->tid);
+    if (tid && syscall(SYS_tgkill, getpid(), tid, 0) == 0)
+        return 1;
+    int ending = SLOT_ENDING;
+    atomic_compare_exchange_strong(&sl->state, &ending, SLOT_FREE);
+    return 0;
+}
+
+/* Whether every thread the C library may reach holds request g's state. */
+static int all_hold(unsigned g)
+{
+    if (atomic_load(&creating) > 0)
+        return 0;
+    for (int i = 0; i < SLOTS; i++) {
+        int st = atomic_load(&slots[i].state);
+        if (st == SLOT_LIVE && (int)(atomic_load(&slots[i].applied) - g) < 0)
+            return 0;
+        if (st == SLOT_ENDING && ending_still_there(&slots[i]))
+            return 0;
     }
+    return 1;
+}
+
+static int any_slot(void)
+{
+    if (atomic_load(&creating) > 0)
+        return 1;
+    for (int i = 0; i < SLOTS; i++)
+        if (atomic_load(&slots[i].state) != SLOT_FREE)
+            return 1;
+    return 0;
 }
 
 void credsync_after(long nr, const long a[6])
 {
     (void)nr;
     (void)a;
-    if (ps_shim_thread || !ps_active || getpid() != ps_pid)
-        return;
-    int n = atomic_load(&serving);
-    int any_ending = 0;
-    for (int i = 0; i < ENDING_SLOTS; i++)
-        any_ending |= atomic_load(&ending[i]) != 0;
-    if (n <= 0 && !any_ending)
+    if (ps_shim_thread || !ps_active || getpid() != ps_pid || !any_slot())
         return;
     int saved = errno;
     pid_t me = (pid_t)ps_gettid();
-    long posted = now_ms(), until = posted + CREDSYNC_WAIT_MS;
+    long until = now_ms() + CREDSYNC_WAIT_MS;
     pid_t free_ = 0;
     while (!atomic_compare_exchange_strong(&owner, &free_, me)) {
         if (free_ == me || now_ms() >= until)
@@ -138,34 +156,33 @@ void credsync_after(long nr, const long a[6])
         atomic_store(&owner, 0);
         goto out;
     }
-    n = atomic_load(&serving);
-    atomic_store(&acks, 0);
-    atomic_fetch_add(&gen, 1);
+    unsigned g = atomic_fetch_add(&gen, 1) + 1;
     writer_poke();
     leader_poke();
     for (;;) {
-        uint32_t done = atomic_load(&acks);
+        uint32_t seen = atomic_load(&progress);
         long left = until - now_ms();
-        if ((int)done >= n || left <= 0)
+        if (all_hold(g) || left <= 0)
             break;
-        if ((int)done >= n - shimload_threads_loading() && now_ms() - posted >= CREDSYNC_LOADER_WAIT_MS)
-            break;
-        struct timespec wait = { 0, (left < 10 ? left : 10) * 1000000L };
-        syscall(SYS_futex, (uint32_t *)&acks, FUTEX_WAIT_PRIVATE, done, &wait, NULL, 0);
+        struct timespec wait = { 0, (left < 2 ? left : 2) * 1000000L };
+        syscall(SYS_futex, (uint32_t *)&progress, FUTEX_WAIT_PRIVATE, seen, &wait, NULL, 0);
     }
-    wait_ending(until);
     atomic_store(&owner, 0);
 out:
     errno = saved;
 }
 
-void credsync_serve(unsigned *seen)
+void credsync_serve(int *slot)
 {
-    self_seen = seen;
-    unsigned g = atomic_load(&gen);
-    if (g == *seen)
+    if (*slot < 0)
         return;
-    *seen = g;
+    struct slot *sl = &slots[*slot];
+    self_slot = *slot;
+    if (!atomic_load(&sl->tid))
+        atomic_store(&sl->tid, (pid_t)ps_gettid());
+    unsigned g = atomic_load(&gen);
+    if (atomic_load(&sl->applied) == g)
+        return;
     int saved = errno;
     long securebits, keepcaps;
     struct __user_cap_data_struct caps[2];
@@ -182,44 +199,63 @@ void credsync_serve(unsigned *seen)
             syscall(SYS_capset, &hdr, set);
         }
     }
-    if (atomic_load(&gen) == g) {
-        atomic_fetch_add(&acks, 1);
-        syscall(SYS_futex, (uint32_t *)&acks, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    }
+    atomic_store(&sl->applied, g);
+    atomic_fetch_add(&progress, 1);
+    syscall(SYS_futex, (uint32_t *)&progress, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     errno = saved;
 }
 
-void credsync_thread_start(unsigned *seen)
+void credsync_thread_start(int *slot)
 {
-    /* It starts with its creator's credentials: a target's thread is in the state of every
-     * request before; a serving thread in the state of the requests it has served. */
-    *seen = self_seen ? *self_seen : atomic_load(&gen);
-    atomic_fetch_add(&serving, 1);
-}
-
-void credsync_thread_cancel(void)
-{
-    atomic_fetch_sub(&serving, 1);
-}
-
-void credsync_thread_end(unsigned *seen)
-{
-    pid_t tid = (pid_t)ps_gettid();
-    for (int i = 0; i < ENDING_SLOTS; i++) {
-        pid_t none = 0;
-        if (atomic_compare_exchange_strong(&ending[i], &none, tid))
-            break; /* (no slot free: four threads ending at once; not waited for) */
+    atomic_fetch_add(&creating, 1);
+    *slot = -1;
+    /* It starts with its creator's credentials: a serving thread first takes the latest state,
+     * a target's thread holds it. */
+    unsigned applied = atomic_load(&gen);
+    if (ps_shim_thread && self_slot >= 0) {
+        int mine = self_slot;
+        credsync_serve(&mine);
+        applied = atomic_load(&slots[mine].applied);
     }
-    credsync_serve(seen);
-    atomic_fetch_sub(&serving, 1);
-    credsync_serve(seen); /* posted between the two, with this thread counted: answered */
+    for (int i = 0; i < SLOTS && *slot < 0; i++) {
+        int st = atomic_load(&slots[i].state);
+        if (st == SLOT_ENDING && ending_still_there(&slots[i]))
+            continue;
+        int free_ = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&slots[i].state, &free_, SLOT_LIVE)) {
+            atomic_store(&slots[i].tid, 0);
+            atomic_store(&slots[i].applied, applied);
+            *slot = i; /* (none free: eight serving threads at once; that thread does not serve) */
+        }
+    }
+}
+
+void credsync_thread_created(int *slot, int ok)
+{
+    if (!ok && *slot >= 0) {
+        atomic_store(&slots[*slot].state, SLOT_FREE);
+        *slot = -1;
+    }
+    atomic_fetch_sub(&creating, 1);
+}
+
+void credsync_thread_end(int *slot)
+{
+    if (*slot < 0)
+        return;
+    credsync_serve(slot);
+    atomic_store(&slots[*slot].state, SLOT_ENDING); /* waited for until the kernel lets it go */
+    self_slot = -1;
 }
 
 void credsync_after_fork(void)
 {
-    atomic_store(&serving, 0); /* the parent's threads are not here */
-    for (int i = 0; i < ENDING_SLOTS; i++)
-        atomic_store(&ending[i], 0);
+    /* The parent's threads are not here; a fork child has only the forking thread. */
+    for (int i = 0; i < SLOTS; i++) {
+        atomic_store(&slots[i].state, SLOT_FREE);
+        atomic_store(&slots[i].tid, 0);
+    }
+    atomic_store(&creating, 0);
     atomic_store(&owner, 0);
-    atomic_store(&acks, 0);
+    self_slot = -1;
 }

@@ -14,14 +14,14 @@ int credsync_wanted(long nr, const long a[6]);
  * Keeps errno. */
 void credsync_after(long nr, const long a[6]);
 
-/* The shim's threads serve requests: counted by their creator before the thread is created (the
- * C library's setuid family reaches a thread from its creation: it must follow every call from
- * then on; credsync_thread_cancel when the creation failed), then, on the thread, at each wakeup
- * and as it ends. seen is the thread's own. */
-void credsync_thread_start(unsigned *seen);
-void credsync_thread_cancel(void);
-void credsync_serve(unsigned *seen);
-void credsync_thread_end(unsigned *seen);
+/* The shim's threads serve requests. Their creator takes a slot before creating one
+ * (credsync_thread_start; the C library's setuid family reaches a thread from its creation) and
+ * says whether the creation worked (credsync_thread_created); the thread serves at each wakeup
+ * and as it ends. slot is the thread's own (-1: none). */
+void credsync_thread_start(int *slot);
+void credsync_thread_created(int *slot, int ok);
+void credsync_serve(int *slot);
+void credsync_thread_end(int *slot);
 /* In a fork child: the parent's threads and request are not here. */
 void credsync_after_fork(void);
 

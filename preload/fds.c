@@ -153,9 +153,24 @@ void fds_run_share_fd(int fd, int mode)
     errno = saved;
 }
 
-int fds_run_nofollow(void)
+int fds_run_shared_flags(void)
 {
-    return share_bits ? O_NOFOLLOW : 0;
+    return share_bits ? O_NOFOLLOW | O_NONBLOCK : 0;
+}
+
+int fds_run_plain_file(int fd)
+{
+    if (fd < 0 || !share_bits)
+        return fd;
+    struct stat st;
+    int fl;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (fl = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        ps_real_close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
 }
 
 static int run_open(const char *path, int flags, int mode)
@@ -187,9 +202,12 @@ static int in_run_folder(const char *path)
 
 int fds_run_open(const char *path, int flags, int mode)
 {
-    int shared = share_bits && in_run_folder(path);
-    int fd = run_open(path, flags | (shared ? O_NOFOLLOW : 0), mode);
-    if ((flags & O_CREAT) && shared)
+    if (!share_bits || !in_run_folder(path))
+        return run_open(path, flags, mode);
+    int fd = run_open(path, flags | fds_run_shared_flags(), mode);
+    if (fd >= 0 && kept_fd(path) != fd)
+        fd = fds_run_plain_file(fd);
+    if (flags & O_CREAT)
         fds_run_share_fd(fd, mode);
     return fd;
 }
@@ -212,7 +230,10 @@ int fds_keep(const char *path, int flags, int mode)
     int n = atomic_load(&nkept);
     if (n >= KEPT_MAX || strlen(path) >= sizeof kept[0].path)
         return -1;
-    int fd = open(path, flags | O_CLOEXEC, mode);
+    int shared = share_bits && in_run_folder(path);
+    int fd = open(path, flags | O_CLOEXEC | (shared ? fds_run_shared_flags() : 0), mode);
+    if (shared)
+        fd = fds_run_plain_file(fd);
     if (fd < 0)
         return -1;
     fd = clock_move_fd_high(fd);

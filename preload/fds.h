@@ -38,9 +38,13 @@ void fds_run_close(int fd);
  * otherwise. Nothing when the folder grants neither. Async-signal-safe. */
 void fds_run_share(unsigned folder_mode);
 void fds_run_share_fd(int fd, int mode);
-/* O_NOFOLLOW where the run folder may be written by others (a link planted there must not lead
- * the shim's writes elsewhere: fds_run_open adds it to its run-folder paths), else 0. */
-int fds_run_nofollow(void);
+/* Where the run folder may be written by others, what opens its files must add (O_NOFOLLOW: a
+ * link planted there must not lead the shim's writes elsewhere; O_NONBLOCK: a FIFO planted there
+ * must not hold the target up), else 0; then fds_run_plain_file(fd): fd (blocking again) when it
+ * is a plain file, else closed and -1 (EINVAL). fds_run_open and fds_keep do both for their
+ * run-folder paths. */
+int fds_run_shared_flags(void);
+int fds_run_plain_file(int fd);
 /* Whether the calling thread may open a file now (no filter covers it). */
 int fds_may_open(void);
 /* Opens path with flags (O_CLOEXEC added) and keeps it as the shim's; 0 or -1. */

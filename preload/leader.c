@@ -240,7 +240,7 @@ static void watcher_final(void)
     fds_io_leave();
 }
 
-static unsigned watcher_cred_seen; /* credsync.c: the last request the watcher served */
+static int watcher_cred_slot = -1; /* credsync.c: the watcher's slot */
 static _Atomic int watcher_pausing; /* stopped to be started again: no last reads (leader_stop) */
 
 static void *watcher_main(void *arg)
@@ -262,7 +262,7 @@ static void *watcher_main(void *arg)
     }
     uint64_t next_counters = ps_now_ns(), markers_read_ns = ps_now_ns();
     while (!atomic_load(&watcher_stop)) {
-        credsync_serve(&watcher_cred_seen); /* one posted before this thread ran */
+        credsync_serve(&watcher_cred_slot); /* one posted before this thread ran */
         /* Nothing to wait for but the markers file: inotify wakes us when it changes (a
          * second's timeout is the backstop); without a watch on it (the file does not exist
          * yet) it is read every 250 ms. The counters' own period, a user setting, comes on top. */
@@ -291,7 +291,7 @@ static void *watcher_main(void *arg)
         timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
-        credsync_serve(&watcher_cred_seen); /* a credential call of the target's, made here too */
+        credsync_serve(&watcher_cred_slot); /* a credential call of the target's, made here too */
         int event = 0;
         if (r > 0 && (p[0].revents & POLLIN)) {
             uint64_t v;
@@ -319,7 +319,7 @@ static void *watcher_main(void *arg)
             break; /* the target's threads are all gone and the run is finished */
     }
     atomic_store(&watcher_period_ms, 0);
-    credsync_thread_end(&watcher_cred_seen);
+    credsync_thread_end(&watcher_cred_slot);
     writer_rehost(); /* the writer's passes go back to its own timer */
     if (!atomic_load(&watcher_pausing))
         watcher_final();
@@ -361,11 +361,12 @@ static void become_leader(void)
     }
     atomic_store(&watcher_stop, 0);
     atomic_store(&watcher_final_done, 0);
-    credsync_thread_start(&watcher_cred_seen);
-    if (ps_start_shim_thread(&watcher, watcher_main) == 0) {
+    credsync_thread_start(&watcher_cred_slot);
+    int rc = ps_start_shim_thread(&watcher, watcher_main);
+    credsync_thread_created(&watcher_cred_slot, rc == 0);
+    if (rc == 0) {
         watcher_running = 1;
     } else {
-        credsync_thread_cancel();
         ps_log("cannot start the markers watcher thread: no phases from the markers file");
     }
 }
@@ -428,7 +429,7 @@ int leader_start(void)
 {
     char path[PATH_MAX];
     ps_path(path, sizeof path, RUN_LEADER_LOCK);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | fds_run_nofollow(), 0644);
+    int fd = fds_run_plain_file(open(path, O_RDWR | O_CREAT | O_CLOEXEC | fds_run_shared_flags(), 0644));
     fds_run_share_fd(fd, 0644);
     if (fd < 0) {
         ps_log("cannot open %s: %s; this process will not lead", path, strerror(errno));

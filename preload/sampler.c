@@ -536,7 +536,7 @@ static int warm_lock_bounded(void)
 
 /* The warm-up's own thread: nothing the target does waits for it (an exit, an exec: the writer
  * is never held by the loader's lock), and it is left to the kernel if the process ends first. */
-static unsigned warm_cred_seen; /* credsync.c: it follows the target's credential calls too */
+static int warm_cred_slot = -1; /* credsync.c: it follows the target's credential calls too */
 
 static void *warm_main(void *arg)
 {
@@ -544,10 +544,11 @@ static void *warm_main(void *arg)
     ps_guard_enter();
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
+    credsync_serve(&warm_cred_slot); /* a request since its creator's */
     pthread_mutex_lock(&warm_lock);
     warm_locked();
     pthread_mutex_unlock(&warm_lock);
-    credsync_thread_end(&warm_cred_seen);
+    credsync_thread_end(&warm_cred_slot);
     meta_own_thread_ended(META_OWN_LOADER);
     lifetime_shim_thread(-1);
     return NULL;
@@ -558,9 +559,10 @@ void sampler_warm_libunwind_soon(void)
     if (!warm_wanted() || atomic_exchange(&warm_thread_started, 1))
         return;
     pthread_t t;
-    credsync_thread_start(&warm_cred_seen);
-    if (ps_start_shim_thread(&t, warm_main) != 0) {
-        credsync_thread_cancel();
+    credsync_thread_start(&warm_cred_slot);
+    int rc = ps_start_shim_thread(&t, warm_main);
+    credsync_thread_created(&warm_cred_slot, rc == 0);
+    if (rc != 0) {
         atomic_store(&libunwind_failed, 1);
         ps_log("cannot start a thread to load libunwind: stacks are walked by frame pointers");
         meta_note_unwind();

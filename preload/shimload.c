@@ -9,13 +9,11 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "fds.h"
 #include "shim.h"
 
 #define SHIMLOAD_HOLD_NS 50000000ull /* 50 ms */
 
 static _Atomic int loads;               /* the shim's dlopens under way */
-static _Atomic int shim_thread_loads;   /* of them, on the shim's own threads */
 static _Atomic uint64_t loading_since;  /* the latest of them began then (monotonic ns) */
 static _Atomic int number_calls;        /* a target's dup2, dup3 or close_range under way */
 
@@ -57,23 +55,13 @@ void *shimload_open(const char *name, int flags)
     atomic_fetch_add(&loads, 1);
     while (atomic_load(&number_calls) > 0 && ps_now_ns() - since < SHIMLOAD_HOLD_NS)
         pause_briefly();
-    if (ps_shim_thread)
-        atomic_fetch_add(&shim_thread_loads, 1);
     void *h = dlopen(name, flags);
-    if (ps_shim_thread)
-        atomic_fetch_sub(&shim_thread_loads, 1);
     atomic_fetch_sub(&loads, 1);
     return h;
 }
 
-int shimload_threads_loading(void)
-{
-    return atomic_load(&shim_thread_loads);
-}
-
 void shimload_after_fork_child(void)
 {
-    atomic_store(&shim_thread_loads, 0);
     atomic_store(&loads, 0); /* a load under way in another thread is not the child's */
     atomic_store(&number_calls, 0);
 }

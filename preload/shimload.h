@@ -24,10 +24,6 @@ void *shimload_open(const char *name, int flags);
 void shimload_number_call_begin(void);
 void shimload_number_call_end(void);
 
-/* How many of the shim's own threads are inside such a load now (credsync.c: one may wait for
- * the loader's lock, which a caller in a library's constructor holds). Async-signal-safe. */
-int shimload_threads_loading(void);
-
 /* In a fork child (its only thread): a load another thread of the parent had under way is not
  * the child's to wait for. */
 void shimload_after_fork_child(void);

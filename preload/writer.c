@@ -968,7 +968,7 @@ void writer_host_pass(long period_ms)
  * shell's fork child on its way to exec) ends before that, and a thread that never ran on
  * another CPU costs it less (interpose.h). It starts no thread of its own before then. */
 static struct ps_thread_pin writer_pin;
-static unsigned writer_cred_seen; /* credsync.c: the last request the writer served */
+static int writer_cred_slot = -1; /* credsync.c: the writer's slot */
 
 static void *writer_main(void *arg)
 {
@@ -988,7 +988,7 @@ static void *writer_main(void *arg)
         /* The count first: a request posted after the serve bumps it, and the wait below sees
          * that (one posted before the serve is served here). */
         uint32_t seq = atomic_load(&wake_seq);
-        credsync_serve(&writer_cred_seen);
+        credsync_serve(&writer_cred_slot);
         pthread_mutex_lock(&pass_lock);
         long ms;
         int host = plan_next(ps_now_ns(), &ms);
@@ -1005,7 +1005,7 @@ static void *writer_main(void *arg)
         /* While hosted the first sample after an idle stretch waits for the watcher's next
          * wakeup (at most its period) rather than waking this thread. */
         int woken = writer_sleep(seq, &until, !host && idle && ms >= BUSY_MS);
-        credsync_serve(&writer_cred_seen); /* a credential call of the target's, made here too */
+        credsync_serve(&writer_cred_slot); /* a credential call of the target's, made here too */
         /* Awake (a pass due or not): a process that got here is not a short one, and a thread
          * this one starts from now on (libunwind's warm-up, a takeover's watcher) must not
          * inherit the pin. */
@@ -1024,7 +1024,7 @@ static void *writer_main(void *arg)
             break; /* the target's threads are all gone and the run is finished: end with them */
     }
     atomic_store(&hosted, 0);
-    credsync_thread_end(&writer_cred_seen);
+    credsync_thread_end(&writer_cred_slot);
     meta_own_thread_ended(META_OWN_WRITER);
     lifetime_shim_thread(-1);
     return NULL;
@@ -1038,9 +1038,10 @@ int writer_start(void)
     atomic_store(&stop_requested, 0);
     atomic_store(&way_out, 0); /* again after an exec that failed */
     writer_started_ns = ps_now_ns();
-    credsync_thread_start(&writer_cred_seen);
-    if (ps_start_shim_thread_near(&writer_thread, writer_main, &writer_pin) != 0) {
-        credsync_thread_cancel();
+    credsync_thread_start(&writer_cred_slot);
+    int rc = ps_start_shim_thread_near(&writer_thread, writer_main, &writer_pin);
+    credsync_thread_created(&writer_cred_slot, rc == 0);
+    if (rc != 0) {
         ps_log("cannot start the writer thread: samples are flushed only at exit");
         return -1;
     }

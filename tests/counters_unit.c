@@ -80,9 +80,6 @@ int ps_real_close(int fd) {
     return close(fd);
 }
 
-/* shimload.c counts the loads made on the shim's own threads; the unit's are not. */
-__thread int ps_shim_thread;
-
 int clock_fd_base(void) {
     return 512;
 }

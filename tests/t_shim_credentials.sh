@@ -14,11 +14,14 @@
 #  4 calls      r_credcalls: 4 threads calling prctl(PR_SET_KEEPCAPS) at once; the calls from a
 #              SIGALRM handler that interrupts malloc (3 runs); a child of glibc's clone() at the
 #              start of main calling setresuid (10 runs: it waited forever for a shim thread
-#              not yet running); the calls under a seccomp filter that kills on open. Each as
-#              without the shim, within 30 s
+#              not yet running); the calls under a seccomp filter that kills on open; capset
+#              flips and setgroups at the process's start (10 runs: SIGABRT in 30 of 100 when
+#              libunwind's warm-up thread was started without the latest sets). Each as without
+#              the shim, within 30 s
 #  5 link       in a 0777 run folder, nobody plants a link named as the shell's maps file to a
 #              root file of mode 0600 outside; the shell then takes samples: the file is left as
-#              it was (a link was followed, and the file made 0666 with maps text in it)
+#              it was (a link was followed, and the file made 0666 with maps text in it); and
+#              FIFOs in place of procs.jsonl and perfscope.log: the run ends (it hung for good)
 #  6 repeat     setpriv as the run's leader at 997 Hz, 40 runs (a race with libunwind's warm-up
 #              thread aborted 3 in 150 runs of a first version: not certain to show)
 # Root only: the calls change to another user. Optional argument: case numbers or names.
@@ -35,7 +38,7 @@ if perf_events_allowed; then REVIEW_PERF=1; else note "perf events refused: the 
 export REVIEW_PERF
 
 python3 - "$@" <<'PYEOF'
-import os, shutil, sys, tempfile
+import os, shutil, subprocess, sys, tempfile, time
 import samples
 from reviewlib import *
 from shimlib import target, plain_env, sig_name
@@ -109,7 +112,7 @@ def shared_in(out):
 
 def c_calls():
     exe = target("r_credcalls")
-    for mode, runs in (("threads", 1), ("handler", 3), ("clone", 10), ("seccomp", 1)):
+    for mode, runs in (("threads", 1), ("handler", 3), ("clone", 10), ("seccomp", 1), ("flip", 10)):
         for i in range(runs):
             base_then_shim([exe, mode], "out-calls-%s%d" % (mode, i), lambda b: b.rc == 0,
                            "r_credcalls %s (run %d)" % (mode, i + 1), timeout=30)
@@ -132,9 +135,36 @@ def c_link():
         note("the link's target after the run: mode %o, %d bytes" % (st.st_mode & 0o777, len(text)))
         need(st.st_mode & 0o777 == 0o600 and text == b"secret\n",
              "a root file linked from the run folder was changed: mode %o, %r" % (st.st_mode & 0o777, text[:60]))
+        fifos_planted_midrun()
     finally:
         shutil.rmtree(out, ignore_errors=True)
         os.unlink(victim.name)
+
+
+def fifos_planted_midrun():
+    """A fresh shared run (`timeout` leading, a shell its child) whose procs.jsonl and
+    perfscope.log become FIFOs 0.3 s in, before the shell's child starts and everything ends:
+    the run must end (`timeout` hung for good at its exit line, and ignored SIGTERM)."""
+    out = tempfile.mkdtemp(prefix="perfscope-fifo-")
+    try:
+        os.chmod(out, 0o777)
+        p = subprocess.Popen(["timeout", "15", "/bin/sh", "-c", "sleep 0.6; /bin/echo child-ran; true"], env=senv(out),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.3)
+        for f in ("procs.jsonl", "perfscope.log"):
+            path = os.path.join(out, f)
+            if os.path.exists(path):
+                os.unlink(path)
+            os.mkfifo(path, 0o666)
+        try:
+            so, _ = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise CaseFail("a run whose procs.jsonl and perfscope.log became FIFOs hung (killed after 20 s)")
+        need(p.returncode == 0 and so == b"child-ran\n", "FIFOs planted: %s %r" % (p.returncode, so))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def c_repeat():

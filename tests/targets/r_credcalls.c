@@ -9,10 +9,14 @@
  *             setresuid(0, 0, 0), prints, and _exits; the parent waits, then the steps
  *   seccomp   a seccomp filter on this thread that kills the process on open or openat, then
  *             prctl(PR_SET_KEEPCAPS) and 0.5 s of CPU (no steps: capset needs nothing opened,
- *             but the ids' change would) */
+ *             but the ids' change would)
+ *   flip      for 0.1 s: capset without CAP_SETGID in the effective set, capset with it again,
+ *             setgroups(0, NULL) (every thread); prints "flips ok" (while the shim starts
+ *             libunwind's warm-up thread, which must hold the same sets), then the steps */
 #define _GNU_SOURCE
 #include "burn.h"
 #include <errno.h>
+#include <grp.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -139,6 +143,24 @@ int main(int argc, char **argv)
         if (pid > 0)
             waitpid(pid, &status, 0);
         printf("child status %d\n", status);
+    } else if (strcmp(mode, "flip") == 0) {
+        struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+        struct __user_cap_data_struct all[2], drop[2];
+        memset(all, 0, sizeof all);
+        if (syscall(SYS_capget, &hdr, all) != 0)
+            return 1;
+        memcpy(drop, all, sizeof drop);
+        drop[0].effective &= ~(1u << CAP_SETGID);
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            if (capset(&hdr, drop) != 0 || capset(&hdr, all) != 0 || setgroups(0, NULL) != 0) {
+                printf("flips failed: %s\n", strerrorname_np(errno));
+                return 1;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 100000000L);
+        printf("flips ok\n");
     } else if (strcmp(mode, "seccomp") == 0) {
         say("filter", filter_opens());
         say("keepcaps", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
