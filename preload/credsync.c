@@ -69,6 +69,9 @@ static struct __user_cap_data_struct want_caps[2];
 
 /* On a serving thread, its slot: a thread it creates starts in its state. */
 static __thread int self_slot = -1;
+/* On a target's thread: a signal handler changed its credentials while its own request was
+ * under way (the nested call does not wait for itself): the request is made again. */
+static __thread volatile sig_atomic_t nested_change;
 
 int credsync_wanted(long nr, const long a[6])
 {
@@ -135,6 +138,11 @@ static int any_slot(void)
     return 0;
 }
 
+static int same_state(long securebits, long keepcaps, const struct __user_cap_data_struct caps[2])
+{
+    return securebits == want_securebits && keepcaps == want_keepcaps && memcmp(caps, want_caps, sizeof want_caps) == 0;
+}
+
 void credsync_after(long nr, const long a[6])
 {
     (void)nr;
@@ -144,30 +152,51 @@ void credsync_after(long nr, const long a[6])
     int saved = errno;
     pid_t me = (pid_t)ps_gettid();
     long until = now_ms() + CREDSYNC_WAIT_MS;
+    int passes = 0;
+again:;
     pid_t free_ = 0;
     while (!atomic_compare_exchange_strong(&owner, &free_, me)) {
-        if (free_ == me || now_ms() >= until)
-            goto out; /* a handler on the thread whose request is under way; or one stuck */
+        if (free_ == me) {
+            nested_change = 1; /* a handler on the thread whose request is under way */
+            goto out;
+        }
+        if (now_ms() >= until)
+            goto out; /* one stuck */
         struct timespec pause = { 0, 50000 };
         nanosleep(&pause, NULL);
         free_ = 0;
     }
-    if (read_state(&want_securebits, &want_keepcaps, want_caps) != 0) {
-        atomic_store(&owner, 0);
-        goto out;
-    }
-    unsigned g = atomic_fetch_add(&gen, 1) + 1;
-    writer_poke();
-    leader_poke();
-    for (;;) {
-        uint32_t seen = atomic_load(&progress);
-        long left = until - now_ms();
-        if (all_hold(g) || left <= 0)
+    nested_change = 0;
+    /* The state the threads must hold, read again after each wait: a handler of this thread's
+     * may have changed it meanwhile. Always asked the first time, even when it equals the last
+     * one asked: a setuid call since (every thread's) may have changed what the threads hold. */
+    for (int round = 0; round < 2; round++) {
+        long securebits, keepcaps;
+        struct __user_cap_data_struct caps[2];
+        if (read_state(&securebits, &keepcaps, caps) != 0)
             break;
-        struct timespec wait = { 0, (left < 2 ? left : 2) * 1000000L };
-        syscall(SYS_futex, (uint32_t *)&progress, FUTEX_WAIT_PRIVATE, seen, &wait, NULL, 0);
+        if (round > 0 && same_state(securebits, keepcaps, caps))
+            break;
+        want_securebits = securebits;
+        want_keepcaps = keepcaps;
+        memcpy(want_caps, caps, sizeof want_caps);
+        unsigned g = atomic_fetch_add(&gen, 1) + 1;
+        writer_poke();
+        leader_poke();
+        for (;;) {
+            uint32_t seen = atomic_load(&progress);
+            long left = until - now_ms();
+            if (all_hold(g) || left <= 0)
+                break;
+            struct timespec wait = { 0, (left < 2 ? left : 2) * 1000000L };
+            syscall(SYS_futex, (uint32_t *)&progress, FUTEX_WAIT_PRIVATE, seen, &wait, NULL, 0);
+        }
+        if (now_ms() >= until)
+            break;
     }
     atomic_store(&owner, 0);
+    if (nested_change && ++passes < 2 && now_ms() < until)
+        goto again; /* a handler's change came after the last read (once: not a chase) */
 out:
     errno = saved;
 }

@@ -484,3 +484,13 @@ PS_API int dup3(int oldfd, int newfd, int flags)
     shimload_number_call_end();
     return rc;
 }
+
+void fds_resolve_wrappers(void)
+{
+    PS_RESOLVE(close);
+    PS_RESOLVE(close_range);
+    PS_RESOLVE(dup2);
+    PS_RESOLVE(dup3);
+    PS_RESOLVE(pipe);
+    PS_RESOLVE(pipe2);
+}

@@ -45,6 +45,9 @@ void fds_run_share_fd(int fd, int mode);
  * run-folder paths. */
 int fds_run_shared_flags(void);
 int fds_run_plain_file(int fd);
+/* The C library's functions behind the descriptor wrappers, looked up now (interpose.c, before
+ * a clone() whose child must not take the loader's lock). */
+void fds_resolve_wrappers(void);
 /* Whether the calling thread may open a file now (no filter covers it). */
 int fds_may_open(void);
 /* Opens path with flags (O_CLOEXEC added) and keeps it as the shim's; 0 or -1. */

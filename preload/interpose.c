@@ -32,6 +32,7 @@
 #include "dlbusy.h"
 #include "execenv.h"
 #include "fatal.h"
+#include "fds.h"
 #include "lifetime.h"
 #include "log.h"
 #include "ring.h"
@@ -87,6 +88,9 @@ static int pin_cpu(struct ps_thread_pin *pin)
  * thread. */
 #define START_WAIT_NS 100000000ull
 static _Atomic int threads_starting;
+/* clone() calls under way: a shim thread is not created meanwhile (each side announces itself,
+ * then looks at the other: one of the two always sees the other). */
+static _Atomic int clones_under_way;
 
 static void *shim_thread_entry(void *fn)
 {
@@ -97,11 +101,20 @@ static void *shim_thread_entry(void *fn)
 void ps_shim_threads_after_fork_child(void)
 {
     atomic_store(&threads_starting, 0); /* the parent's, not yet running: not the child's */
+    atomic_store(&clones_under_way, 0);
 }
 
 static int create_counted(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *))
 {
-    atomic_fetch_add(&threads_starting, 1);
+    uint64_t until = ps_now_ns() + START_WAIT_NS;
+    for (;;) {
+        atomic_fetch_add(&threads_starting, 1);
+        if (atomic_load(&clones_under_way) == 0 || ps_now_ns() >= until)
+            break;
+        atomic_fetch_sub(&threads_starting, 1);
+        struct timespec pause = { 0, 50000 };
+        nanosleep(&pause, NULL);
+    }
     int rc = ps_real_pthread_create(t, attr, shim_thread_entry, (void *)fn);
     if (rc != 0)
         atomic_fetch_sub(&threads_starting, 1);
@@ -245,6 +258,7 @@ PS_API int pthread_setname_np(pthread_t thread, const char *name)
 
 typedef int (*clone_fn)(void *);
 static int (*real_clone)(clone_fn, void *, int, void *, ...);
+static void resolve_for_a_clone_child(void);
 
 PS_API int clone(clone_fn fn, void *stack, int flags, void *arg, ...)
 {
@@ -255,7 +269,11 @@ PS_API int clone(clone_fn fn, void *stack, int flags, void *arg, ...)
     void *tls = va_arg(ap, void *);
     pid_t *child_tid = va_arg(ap, pid_t *);
     va_end(ap);
-    if (!(flags & CLONE_VM) && atomic_load(&threads_starting) > 0) {
+    if (flags & CLONE_VM)
+        return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+    resolve_for_a_clone_child();
+    atomic_fetch_add(&clones_under_way, 1);
+    if (atomic_load(&threads_starting) > 0) {
         int saved = errno;
         uint64_t until = ps_now_ns() + START_WAIT_NS;
         while (atomic_load(&threads_starting) > 0 && ps_now_ns() < until) {
@@ -264,7 +282,11 @@ PS_API int clone(clone_fn fn, void *stack, int flags, void *arg, ...)
         }
         errno = saved;
     }
-    return real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+    int rc = real_clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
+    int saved = errno;
+    atomic_fetch_sub(&clones_under_way, 1); /* (in the parent: the child's copy is its own) */
+    errno = saved;
+    return rc;
 }
 
 /* fork is followed through pthread_atfork (shim.c), which also sees the forks the C library
@@ -1053,4 +1075,34 @@ PS_API sighandler_t sigset(int sig, sighandler_t disp)
     if (sigprocmask(SIG_UNBLOCK, &set, &oset) < 0)
         return SIG_ERR;
     return sigismember(&oset, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/* A wrapper looks its C library function up at its first call (dlsym), which takes the loader's
+ * lock. A child of clone() without CLONE_VM has a copy of the memory and one thread: where
+ * another thread of the parent held that lock at the clone (the watcher loading NVML, libunwind's
+ * warm-up), the child's copy stays held for good, and the child's first _exit through the wrapper
+ * waited for it forever (r_credcalls clone: its child hung in dlsym, 1 run in 10 under a test
+ * suite). So before such a clone the wrappers a child calls on its way to exec or exit are
+ * looked up in the parent, once. (A fork child is given the lock free by the C library's fork.) */
+static void resolve_for_a_clone_child(void)
+{
+    static _Atomic int done;
+    if (atomic_load(&done))
+        return;
+    int saved = errno;
+    PS_RESOLVE(_exit);
+    PS_RESOLVE(exit);
+    PS_RESOLVE(execve);
+    PS_RESOLVE(execv);
+    PS_RESOLVE(execvp);
+    PS_RESOLVE(execvpe);
+    PS_RESOLVE(fexecve);
+    PS_RESOLVE(sigaction);
+    PS_RESOLVE(capset);
+    PS_RESOLVE(unshare);
+    PS_RESOLVE(setns);
+    fds_resolve_wrappers();
+    sigmask_resolve_wrappers();
+    atomic_store(&done, 1);
+    errno = saved;
 }

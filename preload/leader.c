@@ -249,6 +249,7 @@ static void *watcher_main(void *arg)
     ps_guard_enter();
     ps_shim_thread = 1;
     lifetime_shim_thread(1);
+    credsync_serve(&watcher_cred_slot); /* before the /proc scan, which may take a while */
     /* meta.json's machine scan reads all of /proc: on this thread, not the target's. Under a
      * seccomp filter on every thread the markers and counters stop (they open files): the
      * watcher then only waits to end with the run. */

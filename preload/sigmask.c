@@ -342,3 +342,9 @@ PS_API FILE *popen(const char *command, const char *type)
     sigmask_release_after_child(held);
     return f;
 }
+
+void sigmask_resolve_wrappers(void)
+{
+    PS_RESOLVE(pthread_sigmask);
+    PS_RESOLVE(sigprocmask);
+}

@@ -44,4 +44,8 @@ void sigmask_after_failed_exec(void);
 int sigmask_hold_for_child(const posix_spawnattr_t *attr);
 void sigmask_release_after_child(int held);
 
+/* The C library's mask functions behind the wrappers, looked up now (interpose.c, before a
+ * clone() whose child must not take the loader's lock). */
+void sigmask_resolve_wrappers(void);
+
 #endif

@@ -16,8 +16,10 @@
 #              start of main calling setresuid (10 runs: it waited forever for a shim thread
 #              not yet running); the calls under a seccomp filter that kills on open; capset
 #              flips and setgroups at the process's start (10 runs: SIGABRT in 30 of 100 when
-#              libunwind's warm-up thread was started without the latest sets). Each as without
-#              the shim, within 30 s
+#              libunwind's warm-up thread was started without the latest sets); a SIGALRM
+#              handler dropping a capability while its thread's own call waits (3 runs: SIGABRT
+#              in 10 of 10 when the nested change went unpublished). Each as without the shim,
+#              within 30 s
 #  5 link       in a 0777 run folder, nobody plants a link named as the shell's maps file to a
 #              root file of mode 0600 outside; the shell then takes samples: the file is left as
 #              it was (a link was followed, and the file made 0666 with maps text in it); and
@@ -112,7 +114,7 @@ def shared_in(out):
 
 def c_calls():
     exe = target("r_credcalls")
-    for mode, runs in (("threads", 1), ("handler", 3), ("clone", 10), ("seccomp", 1), ("flip", 10)):
+    for mode, runs in (("threads", 1), ("handler", 3), ("clone", 10), ("seccomp", 1), ("flip", 10), ("nested", 3)):
         for i in range(runs):
             base_then_shim([exe, mode], "out-calls-%s%d" % (mode, i), lambda b: b.rc == 0,
                            "r_credcalls %s (run %d)" % (mode, i + 1), timeout=30)

@@ -12,7 +12,11 @@
  *             but the ids' change would)
  *   flip      for 0.1 s: capset without CAP_SETGID in the effective set, capset with it again,
  *             setgroups(0, NULL) (every thread); prints "flips ok" (while the shim starts
- *             libunwind's warm-up thread, which must hold the same sets), then the steps */
+ *             libunwind's warm-up thread, which must hold the same sets), then the steps
+ *   nested    500 rounds: a SIGALRM handler (every 300 us) drops CAP_SETGID from the effective
+ *             set while the main thread raises it again with capset, then, SIGALRM blocked,
+ *             setgroups(0, NULL) (every thread; EPERM where the handler came last): the count of
+ *             rounds, then the steps */
 #define _GNU_SOURCE
 #include "burn.h"
 #include <errno.h>
@@ -77,6 +81,17 @@ static void on_alarm(int sig)
     int saved = errno;
     handler_failed += prctl(PR_SET_KEEPCAPS, handler_calls & 1, 0, 0, 0) != 0;
     handler_calls++;
+    errno = saved;
+}
+
+static struct __user_cap_header_struct nested_hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+static struct __user_cap_data_struct nested_drop[2];
+
+static void on_alarm_drop(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    capset(&nested_hdr, nested_drop);
     errno = saved;
 }
 
@@ -161,6 +176,34 @@ int main(int argc, char **argv)
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 100000000L);
         printf("flips ok\n");
+    } else if (strcmp(mode, "nested") == 0) {
+        struct __user_cap_data_struct all[2];
+        memset(all, 0, sizeof all);
+        if (syscall(SYS_capget, &nested_hdr, all) != 0)
+            return 1;
+        memcpy(nested_drop, all, sizeof nested_drop);
+        nested_drop[0].effective &= ~(1u << CAP_SETGID);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm_drop;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGALRM, &sa, NULL);
+        sigset_t alarm_set;
+        sigemptyset(&alarm_set);
+        sigaddset(&alarm_set, SIGALRM);
+        sigprocmask(SIG_BLOCK, &alarm_set, NULL);
+        struct itimerval it = { { 0, 300 }, { 0, 300 } };
+        setitimer(ITIMER_REAL, &it, NULL);
+        for (int i = 0; i < 500; i++) {
+            sigprocmask(SIG_UNBLOCK, &alarm_set, NULL);
+            capset(&nested_hdr, all);
+            sigprocmask(SIG_BLOCK, &alarm_set, NULL);
+            setgroups(0, NULL); /* EPERM or not: the same on every thread */
+        }
+        struct itimerval off = { { 0, 0 }, { 0, 0 } };
+        setitimer(ITIMER_REAL, &off, NULL);
+        capset(&nested_hdr, all);
+        printf("500 rounds\n");
     } else if (strcmp(mode, "seccomp") == 0) {
         say("filter", filter_opens());
         say("keepcaps", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
