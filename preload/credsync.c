@@ -143,10 +143,8 @@ static int same_state(long securebits, long keepcaps, const struct __user_cap_da
     return securebits == want_securebits && keepcaps == want_keepcaps && memcmp(caps, want_caps, sizeof want_caps) == 0;
 }
 
-void credsync_after(long nr, const long a[6])
+void credsync_after(void)
 {
-    (void)nr;
-    (void)a;
     if (ps_shim_thread || !ps_active || getpid() != ps_pid || !any_slot())
         return;
     int saved = errno;

@@ -12,7 +12,7 @@ int credsync_wanted(long nr, const long a[6]);
 /* On the target's thread, after such a call succeeded: each shim thread takes this thread's
  * state, and this waits for them (at most CREDSYNC_WAIT_MS) and for those ending to be gone.
  * Keeps errno. */
-void credsync_after(long nr, const long a[6]);
+void credsync_after(void);
 
 /* The shim's threads serve requests. Their creator takes a slot before creating one
  * (credsync_thread_start; the C library's setuid family reaches a thread from its creation) and

@@ -654,7 +654,7 @@ static void creds_follow(long rc, long nr, long a0, long a1, long a2, long a3, l
 {
     long a[6] = { a0, a1, a2, a3, a4, 0 };
     if (rc == 0 && credsync_wanted(nr, a))
-        credsync_after(nr, a);
+        credsync_after();
 }
 
 static int (*real_capset)(cap_user_header_t, const cap_user_data_t);

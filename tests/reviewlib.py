@@ -74,6 +74,16 @@ def base_then_shim(argv, out, base_ok, what, timeout=30, stderr=True, **kw):
     return base, res
 
 
+def samples_of(out, pid):
+    """(samples, dropped) in the sample files of process pid in run folder out."""
+    n = dropped = 0
+    for _, p in samples.bin_files(out).get(pid, []):
+        s = samples.read_samples(p + ".bin")
+        n += len(s.samples)
+        dropped += s.dropped
+    return n, dropped
+
+
 def meta_of(out):
     return samples.read_meta(os.path.join(out, "meta.json"))
 

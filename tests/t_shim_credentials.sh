@@ -4,12 +4,12 @@
 # aborts the process when one thread's call fails where another's did not, runs under the shim
 # as without it, though the shim's writer and watcher are threads (docs/shim.md, "Credentials
 # changed on one thread"), and the shim's threads are back after the calls:
-#  1 setxid    r_setxid (setpriv's steps by hand) as the run's leader: the same lines; no sample
+#  1 setxid    r_credcalls burn (setpriv's steps by hand) as the run's leader: the same lines; no sample
 #              dropped after the calls (0.6 s at 997 Hz, more than a ring holds)
 #  2 setpriv   util-linux's `setpriv --reuid --regid` (with --clear-groups, and with
 #              --init-groups --inh-caps=-all), as the run's leader and as a shell's child
 #  3 shared     in a run folder of mode 0777 (as perfscope makes a container's), a shell's
-#              children that became nobody (setpriv's `id`, r_setxid) still write their
+#              children that became nobody (setpriv's `id`, r_credcalls burn) still write their
 #              procs.jsonl lines into the files root made (made with the folder's write bits)
 #  4 calls      r_credcalls: 4 threads calling prctl(PR_SET_KEEPCAPS) at once; the calls from a
 #              SIGALRM handler that interrupts malloc (3 runs); a child of glibc's clone() at the
@@ -32,7 +32,6 @@ set -u
 need_shim
 [ "$(id -u)" = 0 ] || skip "needs root (setresuid to another user): not run"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) missing: not run"
-build_target r_setxid
 build_target r_credcalls -pthread
 
 REVIEW_PERF=0
@@ -51,15 +50,12 @@ EXPECT = (b"keepcaps: ok\nsetresuid: ok\ncapset: ok\nsetresgid: ok\n"
 
 def c_setxid():
     out = "out-setxid"
-    base, res = base_then_shim([target("r_setxid")], out, lambda b: b.rc == 0 and b.stdout == EXPECT, "r_setxid")
-    n = dropped = 0
-    for _, p in samples.bin_files(out).get(res.pid, []):
-        s = samples.read_samples(p + ".bin")
-        n += len(s.samples)
-        dropped += s.dropped
-    note("r_setxid: %d samples, %d dropped (0.9 s of CPU at %d Hz)" % (n, dropped, RATE))
-    need(dropped == 0, "r_setxid: %d samples dropped: the writer did not come back after capset" % dropped)
-    need(n >= 0.7 * 0.9 * RATE, "r_setxid: %d samples of 0.9 s of CPU at %d Hz" % (n, RATE))
+    base, res = base_then_shim([target("r_credcalls"), "burn"], out, lambda b: b.rc == 0 and b.stdout == EXPECT,
+                               "r_credcalls burn")
+    n, dropped = samples_of(out, res.pid)
+    note("r_credcalls burn: %d samples, %d dropped (0.9 s of CPU at %d Hz)" % (n, dropped, RATE))
+    need(dropped == 0, "r_credcalls burn: %d samples dropped: the writer did not come back after capset" % dropped)
+    need(n >= 0.7 * 0.9 * RATE, "r_credcalls burn: %d samples of 0.9 s of CPU at %d Hz" % (n, RATE))
 
 
 def only_unusable_folder_line(what, base, res):
@@ -93,20 +89,20 @@ def c_shared():
 
 
 def shared_in(out):
-    script = 'setpriv --reuid=65534 --regid=65534 --clear-groups id -u; "$0"'
-    argv = ["/bin/sh", "-c", script, target("r_setxid")]
-    base = run(argv, plain_env(), what="sh -c setpriv id; r_setxid")
+    script = 'setpriv --reuid=65534 --regid=65534 --clear-groups id -u; "$0" burn'
+    argv = ["/bin/sh", "-c", script, target("r_credcalls")]
+    base = run(argv, plain_env(), what="sh -c setpriv id; r_credcalls burn")
     need(base.rc == 0 and base.stdout == b"65534\n" + EXPECT, "without the shim: %r" % base.stdout)
-    res = run(argv, senv(out), what="sh -c setpriv id; r_setxid")
-    same(base, res, "sh -c setpriv id; r_setxid")
+    res = run(argv, senv(out), what="sh -c setpriv id; r_credcalls burn")
+    same(base, res, "sh -c setpriv id; r_credcalls burn")
     lines = samples.read_jsonl(os.path.join(out, "procs.jsonl"))
     def events_of(exe):
         pids = {r["pid"] for r in lines if r.get("event") == "start" and r.get("exe", "").endswith(exe)}
         return [(r["event"], r.get("status")) for r in lines if r.get("pid") in pids and r.get("event") != "exec"]
-    ids, setxid = events_of("/id"), events_of("/r_setxid")
-    note("procs.jsonl: id %r, r_setxid %r" % (ids, setxid))
+    ids, setxid = events_of("/id"), events_of("/r_credcalls")
+    note("procs.jsonl: id %r, r_credcalls burn %r" % (ids, setxid))
     need(("exit", "ok") in ids, "procs.jsonl: no exit line for `id`, run as nobody: %r" % ids)
-    need(setxid[-1:] == [("exit", "ok")], "procs.jsonl: r_setxid's exit line, written as nobody: %r" % setxid)
+    need(setxid[-1:] == [("exit", "ok")], "procs.jsonl: r_credcalls burn's exit line, written as nobody: %r" % setxid)
     modes = {f: os.stat(os.path.join(out, f)).st_mode & 0o777 for f in ("procs.jsonl", "perfscope.log", ".leader")
              if os.path.exists(os.path.join(out, f))}
     need(all(m == 0o666 for m in modes.values()), "file modes in a 0777 run folder: %r" % {f: oct(m) for f, m in modes.items()})

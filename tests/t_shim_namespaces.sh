@@ -38,16 +38,6 @@ def procs_of(out, pid):
     return [r for r in samples.read_jsonl(os.path.join(out, "procs.jsonl")) if r.get("pid") == pid]
 
 
-def samples_of(out, pid):
-    """(samples, dropped) in the pid's sample files."""
-    n = dropped = 0
-    for _, p in samples.bin_files(out).get(pid, []):
-        s = samples.read_samples(p + ".bin")
-        n += len(s.samples)
-        dropped += s.dropped
-    return n, dropped
-
-
 def check_samples(out, pid, what):
     n, dropped = samples_of(out, pid)
     note("%s: %d samples, %d dropped (0.9 s of CPU at %d Hz)" % (what, n, dropped, RATE))

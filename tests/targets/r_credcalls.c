@@ -1,7 +1,10 @@
 /* r_credcalls MODE: credential calls made where the shim's threads must follow them without
- * getting in the way, each ending with setpriv's steps to nobody (r_setxid's: PR_SET_KEEPCAPS,
- * setresuid, capset on this thread, setresgid), which the C library aborts on when the threads'
- * credentials differ. One line per step; exit status 0. Root only.
+ * getting in the way, each ending with setpriv's steps to nobody (util-linux's setpriv by hand:
+ * PR_SET_KEEPCAPS, setresuid, capset on this thread, setresgid), which the C library aborts on
+ * when the threads' credentials differ. One line per step; exit status 0. Root only.
+ *   burn      the steps alone, between bursts of CPU (0.3 s before, 0.6 s after: at 997 Hz more
+ *             than a ring holds, so the samples after them need the shim's writer), then the
+ *             ids the process ends with
  *   threads   4 threads make 100 prctl(PR_SET_KEEPCAPS) calls each at once, then the steps
  *   handler   a SIGALRM handler (every millisecond) makes prctl(PR_SET_KEEPCAPS) calls while the
  *             main thread mallocs and frees for 0.5 s, then the steps
@@ -40,6 +43,8 @@
 
 DEFINE_BURN_SINK
 DEFINE_BURN(burn_filtered)
+DEFINE_BURN(burn_before)
+DEFINE_BURN(burn_after)
 
 int capset(cap_user_header_t hdr, const cap_user_data_t data);
 
@@ -123,7 +128,13 @@ static int filter_opens(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    if (strcmp(mode, "threads") == 0) {
+    if (strcmp(mode, "burn") == 0) {
+        burn_before(0.3);
+        to_nobody();
+        burn_after(0.6);
+        printf("uid %d gid %d\n", (int)geteuid(), (int)getegid());
+        return 0;
+    } else if (strcmp(mode, "threads") == 0) {
         pthread_t t[4];
         long failed = 0;
         for (long i = 0; i < 4; i++)
