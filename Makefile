@@ -55,7 +55,10 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 # its _Unwind_* symbols took over the program's C++ unwinder ABI), by the soname of the libunwind
 # pkg-config finds. zlib is not linked either: its one use, the kernel's config.gz when nothing
 # else tells the tick rate, loads it there (preload/clock.c).
-SHIM_LIBS = $(call PKGLIBS,libcjson) -ldl -lrt -Wl,-z,defs
+SHIM_LIBS = $(call PKGLIBS,libcjson) -ldl -lrt -Wl,-z,defs $(SHIM_WRAPS)
+# The shim's own calls that take or let go of a descriptor number are announced to the target's
+# close and dup2 (preload/shimopen.h): the linker routes the shim's objects' calls, none other.
+SHIM_WRAPS = $(foreach f,open fopen opendir eventfd inotify_init1 sysconf fclose closedir,-Wl,--wrap=$(f))
 # $(call SONAME_OF,PKG,FILE): the soname of FILE in the pkg-config package PKG's libdir.
 SONAME_OF = $(shell objdump -p $(shell pkg-config --variable=libdir $(1))/$(2) 2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
 LIBUNWIND_DIR = $(shell pkg-config --variable=libdir libunwind)

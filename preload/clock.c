@@ -31,6 +31,7 @@
 #include "sampler.h"
 #include "shim.h"
 #include "shimload.h"
+#include "shimopen.h"
 
 enum ps_clock ps_clock_in_use = PS_CLOCK_TIMER;
 enum ps_perf_delivery ps_perf_delivery = PS_PERF_RING;
@@ -81,6 +82,7 @@ static int hz_from_config_gz(char *line, int size)
     *(void **)&open_gz = dlsym(z, "gzopen");
     *(void **)&gets_gz = dlsym(z, "gzgets");
     *(void **)&close_gz = dlsym(z, "gzclose");
+    int begun = shimopen_begin(); /* announced until zlib closes its descriptor */
     gzFile gz = open_gz && gets_gz && close_gz ? open_gz("/proc/config.gz", "rb") : NULL;
     int hz = 0;
     if (gz) {
@@ -88,6 +90,7 @@ static int hz_from_config_gz(char *line, int size)
             hz = hz_from_config_line(line);
         close_gz(gz);
     }
+    shimopen_end(begun);
     return hz;
 }
 
@@ -251,14 +254,20 @@ static int move_high(int fd, int opened_cloexec)
     return high;
 }
 
+/* The low number is let go of either way (shimopen.h): closed once moved, else the target's or
+ * kept where it is knowingly. */
 int clock_move_fd_high(int fd)
 {
-    return move_high(fd, 1);
+    int high = move_high(fd, 1);
+    shimopen_released(fd);
+    return high;
 }
 
 int clock_move_fd_high_any(int fd)
 {
-    return move_high(fd, 0);
+    int high = move_high(fd, 0);
+    shimopen_released(fd);
+    return high;
 }
 
 /* The sampling period, and the first one of a thread's clock: a random point of the period
@@ -338,7 +347,12 @@ static int perf_open(pid_t tid, uint64_t first)
         a.remove_on_exec = 1;
         a.sig_data = (uint64_t)(uintptr_t)&ps_timer_cookie;
     }
-    return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int begun = shimopen_begin(); /* held until moved above the target's numbers */
+    int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int saved = errno;
+    shimopen_opened(begun, fd);
+    errno = saved;
+    return fd;
 }
 
 /* At most half of the numbers above the base: the rest stays the target's. */

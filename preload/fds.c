@@ -21,13 +21,14 @@
 #include "clock.h"
 #include "counterlog.h"
 #include "fdcache.h"
+#include "fdgate.h"
 #include "interpose.h"
 #include "leader.h"
 #include "procs.h"
 #include "ring.h"
 #include "sampler.h"
 #include "shim.h"
-#include "shimload.h"
+#include "shimopen.h"
 #include "writer.h"
 
 /* ---- which descriptors are ours ---- */
@@ -59,7 +60,11 @@ static int (*real_close)(int);
 int ps_real_close(int fd)
 {
     PS_RESOLVE(close);
-    return real_close(fd);
+    int rc = real_close(fd);
+    int saved = errno;
+    shimopen_released(fd);
+    errno = saved;
+    return rc;
 }
 
 /* ---- the run's files under a seccomp filter ---- */
@@ -300,7 +305,18 @@ PS_API int close(int fd)
         errno = EBADF;
         return -1;
     }
-    return real_close(fd);
+    if (!ps_active)
+        return real_close(fd);
+    if (ps_shim_thread || shimopen_holding())
+        return ps_real_close(fd); /* the shim's own (a library it uses closing its file) */
+    /* The number freed may be about to be filled again (fdgate.h): no allocation of the
+     * shim's meanwhile, and none takes it soon after. */
+    fdgate_target_begin();
+    int rc = real_close(fd);
+    if (rc == 0 || errno == EINTR) /* EINTR: Linux has freed the number all the same */
+        fdgate_freed((unsigned)fd, (unsigned)fd);
+    fdgate_target_end();
+    return rc;
 }
 
 /* libunwind makes a pipe for itself (to validate memory) at the lowest free numbers: that
@@ -344,22 +360,33 @@ static int adopt_pipe(int fds[2], int cloexec)
     return -1;
 }
 
+/* libunwind's pipe: two numbers of the shim's, announced until moved (shimopen.h). */
+static int unwind_pipe(int fds[2], int flags, int plain)
+{
+    int begun = shimopen_begin();
+    int rc = plain ? real_pipe(fds) : real_pipe2(fds, flags);
+    shimopen_opened(begun, rc == 0 ? fds[0] : -1);
+    if (rc == 0) {
+        shimopen_also(begun, fds[1]);
+        rc = adopt_pipe(fds, (flags & O_CLOEXEC) != 0); /* each low number let go of once moved */
+    }
+    return rc;
+}
+
 PS_API int pipe2(int fds[2], int flags)
 {
     PS_RESOLVE(pipe2);
-    int rc = real_pipe2(fds, flags);
-    if (rc == 0 && ps_in_unwind)
-        rc = adopt_pipe(fds, (flags & O_CLOEXEC) != 0);
-    return rc;
+    if (ps_in_unwind)
+        return unwind_pipe(fds, flags, 0);
+    return real_pipe2(fds, flags);
 }
 
 PS_API int pipe(int fds[2])
 {
     PS_RESOLVE(pipe);
-    int rc = real_pipe(fds);
-    if (rc == 0 && ps_in_unwind)
-        rc = adopt_pipe(fds, 0);
-    return rc;
+    if (ps_in_unwind)
+        return unwind_pipe(fds, 0, 1);
+    return real_pipe(fds);
 }
 
 static int (*real_close_range)(unsigned, unsigned, int);
@@ -369,7 +396,7 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     PS_RESOLVE(close_range);
     if (!ps_active || !real_close_range || first > last)
         return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
-    shimload_number_call_begin();
+    fdgate_target_begin();
     /* Close the gaps between our descriptors. */
     unsigned lo = first;
     int rc = 0;
@@ -382,7 +409,9 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     }
     if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
         rc = -1;
-    shimload_number_call_end();
+    if (rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+        fdgate_freed(first, last);
+    fdgate_target_end();
     return rc;
 }
 
@@ -463,10 +492,10 @@ PS_API int dup2(int oldfd, int newfd)
         errno = EBADF;
         return -1;
     }
-    shimload_number_call_begin();
+    fdgate_target_begin();
     make_room(newfd, oldfd);
     int rc = real_dup2(oldfd, newfd);
-    shimload_number_call_end();
+    fdgate_target_end();
     return rc;
 }
 
@@ -477,11 +506,11 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
-    shimload_number_call_begin();
+    fdgate_target_begin();
     if ((flags & ~O_CLOEXEC) == 0 && oldfd != newfd)
         make_room(newfd, oldfd); /* else dup3 fails: EINVAL */
     int rc = real_dup3(oldfd, newfd, flags);
-    shimload_number_call_end();
+    fdgate_target_end();
     return rc;
 }
 

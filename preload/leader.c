@@ -37,6 +37,7 @@
 #include "runid.h"
 #include "sampler.h"
 #include "shim.h"
+#include "shimopen.h"
 #include "sigmask.h"
 #include "writer.h"
 #include "runfolder.h"
@@ -291,6 +292,7 @@ static void *watcher_main(void *arg)
         writer_host_pass(timeout);
         timeout = (int)lifetime_period_ms(timeout);
         struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN }, { .fd = inotify_fd, .events = POLLIN } };
+        shimopen_settle(); /* no number of the shim's held across the wait */
         int r = poll(p, inotify_fd >= 0 ? 2 : 1, timeout);
         credsync_serve(&watcher_cred_slot); /* a credential call of the target's, made here too */
         int event = 0;

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "credsync.h"
 #include "dlbusy.h"
+#include "fdgate.h"
 #include "fds.h"
 #include "interpose.h"
 #include "lifetime.h"
@@ -31,7 +32,6 @@
 #include "ring.h"
 #include "objspan.h"
 #include "shim.h"
-#include "shimload.h"
 #include "sigmask.h"
 #include "unwlib.h"
 #include "writer.h"
@@ -606,7 +606,7 @@ void sampler_fork_parent(void)
 void sampler_fork_child(void)
 {
     pthread_mutex_init(&warm_lock, NULL); /* its only thread: held for the fork, or by a thread it has not */
-    shimload_after_fork_child();
+    fdgate_after_fork_child();
     if (!warm_locked_for_fork && atomic_load(&warm_began_ns) && !atomic_load(&libunwind_ready) &&
         !atomic_load(&libunwind_failed)) {
         atomic_store(&libunwind_failed, 1);

@@ -127,6 +127,8 @@ int unwlib_has_pc(uintptr_t pc)
  * mallocs its tables, on nearly every sample of such code (488 opens in 1 s at 997 Hz). So its
  * open fails there, as for a file that is not there: libunwind then walks that code without
  * it. A program linked with libunwind that shares this copy opens as it did. */
+int __real_open(const char *path, int flags, ...);
+
 static int open_private(const char *path, int flags, ...)
 {
     if (ps_in_unwind > 0) {
@@ -284,7 +286,9 @@ int unwlib_load(void)
      * user of the TLS, stays off (unwlib_warm_fast). */
     tls_private = !tls_module || redirect(h, "__tls_get_addr", (void *)&__tls_get_addr,
                                           (void *)&tls_get_addr_private) > 0;
-    redirect(h, "open", (void *)&open, (void *)&open_private); /* where it cannot: as before */
+    /* The C library's open as libunwind's slot holds it: the shim's own name for it is the
+     * linker's __real_open (shimopen.h: the shim's `open` is routed to __wrap_open). */
+    redirect(h, "open", (void *)&__real_open, (void *)&open_private); /* where it cannot: as before */
     ps_unw = got;
     loaded = 1;
     return 0;

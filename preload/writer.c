@@ -49,6 +49,7 @@
 #include "samplefile.h"
 #include "sampler.h"
 #include "shim.h"
+#include "shimopen.h"
 #include "sigmask.h"
 #include "threads.h"
 #include "unsampled.h"
@@ -1004,6 +1005,7 @@ static void *writer_main(void *arg)
         until.tv_nsec %= 1000000000L;
         /* While hosted the first sample after an idle stretch waits for the watcher's next
          * wakeup (at most its period) rather than waking this thread. */
+        shimopen_settle(); /* no number of the shim's held across the sleep */
         int woken = writer_sleep(seq, &until, !host && idle && ms >= BUSY_MS);
         credsync_serve(&writer_cred_slot); /* a credential call of the target's, made here too */
         /* Awake (a pass due or not): a process that got here is not a short one, and a thread

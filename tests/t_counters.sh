@@ -15,7 +15,7 @@ pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
 W=$PWD
 CF="-std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE"
 CJ="$(pkg-config --cflags --libs libcjson)"
-SRC=("$ROOT"/preload/counters/*.c "$ROOT/preload/fdcache.c" "$ROOT/preload/fdheld.c" "$ROOT/preload/shimload.c")
+SRC=("$ROOT"/preload/counters/*.c "$ROOT/preload/fdcache.c" "$ROOT/preload/fdheld.c" "$ROOT/preload/shimload.c" "$ROOT/preload/fdgate.c")
 # The sources as the shim builds them, warnings included.
 for f in "${SRC[@]}"; do
   gcc $CF -fno-omit-frame-pointer -I"$ROOT/include" -I"$ROOT/format" -I"$ROOT/preload" -fPIC -pthread \

@@ -1,0 +1,46 @@
+/* fdgate.h: the shim's own descriptor allocations kept out of the way of the target's calls that
+ * name descriptor numbers.
+ *
+ * An open, eventfd, inotify or perf event, and the loader's open of a library, takes the lowest
+ * free number. A single-threaded program (every shell, on every redirection) frees a number and
+ * fills it again with the number in mind: `close(1); dup2(3, 1)`, `close(0); open("/dev/null")`.
+ * Without the shim no other thread can take the number between the two; with it, the shim's
+ * threads could: the dup2 then failed with EBUSY (the number reserved by an open under way), or
+ * the open's file sat on the number, or the shim's move took the target's file away, and the
+ * shell's `echo x >> f` lost its line ("I/O error", 456 in a loop of 20,000 with markers
+ * appended beside it).
+ *
+ * So the target's close, close_range, dup2 and dup3 (fds.c) are announced around the call, and
+ * the numbers a close frees are remembered with the time. An allocation of the shim's waits,
+ * before it announces itself, while a number the target freed less than FDGATE_HOLE_NS ago is
+ * still free (it may be about to be filled); then it announces itself and goes ahead only when
+ * no target call is announced and no such number appeared meanwhile, else it withdraws and
+ * tries again. A target call waits while an allocation is announced. Both sides announce, then
+ * look, sequentially consistent: one of them always sees the other. Neither waits past
+ * FDGATE_HOLD_NS from its start; a number the target fills later than FDGATE_HOLE_NS after
+ * freeing it is left to chance, as is a number freed by a call the shim does not see (the C
+ * library's own fclose or freopen, a raw system call).
+ *
+ * Never from a signal handler on the allocation side; the target's side is async-signal-safe
+ * (its calls are) and errno is left alone on both. */
+#ifndef PERFSCOPE_FDGATE_H
+#define PERFSCOPE_FDGATE_H
+
+/* Around an allocation of the shim's, from before the number is taken until the shim lets go of
+ * it (shimopen.h; shimload.c for the loader's). Each begin is one unit, ended by one end. */
+void fdgate_alloc_begin(void);
+void fdgate_alloc_end(void);
+
+/* Around a target's call that names or frees a number (fds.c). fdgate_freed records numbers
+ * first..last freed by it (a close or close_range that succeeded), before the end. */
+void fdgate_target_begin(void);
+void fdgate_freed(unsigned first, unsigned last);
+void fdgate_target_end(void);
+/* Whether the calling thread is between fdgate_target_begin and fdgate_target_end. */
+int fdgate_in_target_call(void);
+
+/* In a fork child (its only thread): allocations and calls under way in other threads of the
+ * parent are not the child's; the freed numbers are (the table is a copy). */
+void fdgate_after_fork_child(void);
+
+#endif

@@ -1,0 +1,195 @@
+/* shimopen.c: the shim's descriptor allocations announced while it holds the numbers
+ * (shimopen.h), and the linker's --wrap targets that route its calls here. Each wrapper returns
+ * exactly what the C library's call returned, errno included. Never allocates; the lists are
+ * the thread's own. */
+#include "shimopen.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "fdgate.h"
+#include "log.h"
+#include "shim.h"
+
+#define HELD_MAX 16
+static __thread int held[HELD_MAX]; /* the low numbers this thread holds announced */
+static __thread int nheld;
+static __thread int units;          /* announcements of this thread's: in flight and held */
+
+int shimopen_begin(void)
+{
+    /* Not in another process sharing our memory (a vfork child's table is its own), nor where
+     * this thread is inside a target's number call, which would wait for its own announcement. */
+    if (!ps_active || fdgate_in_target_call() || getpid() != ps_pid)
+        return 0;
+    fdgate_alloc_begin();
+    units++;
+    return 1;
+}
+
+void shimopen_end(int begun)
+{
+    if (!begun)
+        return;
+    units--;
+    fdgate_alloc_end();
+}
+
+void shimopen_opened(int begun, int fd)
+{
+    if (!begun)
+        return;
+    if (fd < 0 || nheld == HELD_MAX) {
+        shimopen_end(1); /* nothing taken, or too many to follow: announced no longer */
+        return;
+    }
+    held[nheld++] = fd;
+}
+
+void shimopen_also(int begun, int fd)
+{
+    if (!begun || fd < 0 || nheld == HELD_MAX)
+        return;
+    fdgate_alloc_begin(); /* one more unit, released with this number */
+    units++;
+    held[nheld++] = fd;
+}
+
+void shimopen_released(int fd)
+{
+    for (int i = nheld - 1; i >= 0; i--) {
+        if (held[i] != fd)
+            continue;
+        held[i] = held[--nheld];
+        shimopen_end(1);
+        return;
+    }
+}
+
+int shimopen_holding(void)
+{
+    return units > 0;
+}
+
+void shimopen_settle(void)
+{
+    if (nheld == 0)
+        return;
+    ps_log_once("shimopen", "a descriptor of the shim's (%d) was let go of unseen; announcement ended", held[0]);
+    while (nheld > 0) {
+        nheld--;
+        shimopen_end(1);
+    }
+}
+
+/* The C library's own, as the linker names them for a --wrap. */
+int __real_open(const char *path, int flags, ...);
+FILE *__real_fopen(const char *path, const char *mode);
+DIR *__real_opendir(const char *path);
+int __real_eventfd(unsigned int initval, int flags);
+int __real_inotify_init1(int flags);
+long __real_sysconf(int name);
+int __real_fclose(FILE *f);
+int __real_closedir(DIR *d);
+
+int __wrap_open(const char *path, int flags, ...);
+FILE *__wrap_fopen(const char *path, const char *mode);
+DIR *__wrap_opendir(const char *path);
+int __wrap_eventfd(unsigned int initval, int flags);
+int __wrap_inotify_init1(int flags);
+long __wrap_sysconf(int name);
+int __wrap_fclose(FILE *f);
+int __wrap_closedir(DIR *d);
+
+int __wrap_open(const char *path, int flags, ...)
+{
+    int mode = 0;
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = va_arg(ap, int);
+        va_end(ap);
+    }
+    int begun = shimopen_begin();
+    int fd = __real_open(path, flags, mode);
+    int saved = errno;
+    shimopen_opened(begun, fd);
+    errno = saved;
+    return fd;
+}
+
+FILE *__wrap_fopen(const char *path, const char *mode)
+{
+    int begun = shimopen_begin();
+    FILE *f = __real_fopen(path, mode);
+    int saved = errno;
+    shimopen_opened(begun, f ? fileno(f) : -1);
+    errno = saved;
+    return f;
+}
+
+DIR *__wrap_opendir(const char *path)
+{
+    int begun = shimopen_begin();
+    DIR *d = __real_opendir(path);
+    int saved = errno;
+    shimopen_opened(begun, d ? dirfd(d) : -1);
+    errno = saved;
+    return d;
+}
+
+int __wrap_eventfd(unsigned int initval, int flags)
+{
+    int begun = shimopen_begin();
+    int fd = __real_eventfd(initval, flags);
+    int saved = errno;
+    shimopen_opened(begun, fd);
+    errno = saved;
+    return fd;
+}
+
+int __wrap_inotify_init1(int flags)
+{
+    int begun = shimopen_begin();
+    int fd = __real_inotify_init1(flags);
+    int saved = errno;
+    shimopen_opened(begun, fd);
+    errno = saved;
+    return fd;
+}
+
+long __wrap_sysconf(int name)
+{
+    int begun = shimopen_begin();
+    long v = __real_sysconf(name);
+    int saved = errno;
+    shimopen_end(begun);
+    errno = saved;
+    return v;
+}
+
+int __wrap_fclose(FILE *f)
+{
+    int fd = fileno(f);
+    int rc = __real_fclose(f);
+    int saved = errno;
+    shimopen_released(fd);
+    errno = saved;
+    return rc;
+}
+
+int __wrap_closedir(DIR *d)
+{
+    int fd = dirfd(d);
+    int rc = __real_closedir(d);
+    int saved = errno;
+    shimopen_released(fd);
+    errno = saved;
+    return rc;
+}
