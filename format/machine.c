@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The kernel marks its own threads so in /proc/<pid>/stat's flags (include/linux/sched.h). */
@@ -35,8 +34,9 @@ static int read_stat(const char *root, long pid, struct pstat *ps)
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
-    /* The close system call itself: in the shim, close() is the target's wrapper. */
-    syscall(SYS_close, fd);
+    /* In the shim close() is its wrapper, which on the shim's threads is the shim's own close and
+     * ends the descriptor's announcement (preload/shimopen.h); elsewhere the C library's. */
+    close(fd);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
@@ -204,7 +204,7 @@ static int own_running(const char *root)
         if (fd < 0)
             continue; /* gone: not running */
         ssize_t n = read(fd, buf, sizeof buf - 1);
-        syscall(SYS_close, fd);
+        close(fd); /* as in read_stat */
         buf[n > 0 ? n : 0] = '\0';
         char *rp = strrchr(buf, ')');
         if (rp && rp[1] == ' ' && rp[2] == 'R')

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "counterlog.h"
+#include "fdgate.h"
 #include "interpose.h"
 #include "leader.h"
 #include "meta.h"
@@ -264,6 +265,7 @@ void fatal_step_aside(void)
 void fatal_finish(const char *status)
 {
     ps_guard_enter();
+    fdgate_forget_freed(); /* nothing of the target's fills a freed number from here */
     /* No sample of this thread's may land after the last flush, or the exit line would count
      * one the file does not hold (t_shim_lazy: 3 runs in 30 of a one-thread target). The process
      * ends right after (_exit), or this is a handler and its mask is put back on return. */

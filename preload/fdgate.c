@@ -11,18 +11,30 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "shim.h"
 
 #define FDGATE_HOLD_NS 50000000ull /* 50 ms: the most either side waits for the other */
 #define FDGATE_HOLE_NS 20000000ull /* 20 ms: a freed number still free is the target's so long */
 #define STDIO_SLOTS 3              /* the numbers remembered: 0, 1 and 2 */
 
-static _Atomic int allocs;             /* the shim's allocations announced */
+static _Alignas(64) _Atomic int allocs; /* the shim's allocations announced */
 static _Atomic uint64_t alloc_since;   /* the latest of them announced then (monotonic ns) */
-static _Atomic int target_calls;       /* the target's number calls announced */
-static __thread int in_target_call;    /* this thread is inside one */
+/* On a line of its own: every target close writes it twice, the allocations' side rarely. */
+static _Alignas(64) _Atomic int target_calls; /* the target's number calls announced */
+static __thread int in_target_call;    /* this thread is inside one (from before it counts) */
+static __thread int allocs_here;       /* allocations this thread announced */
 
 static _Atomic uint64_t freed_ns[STDIO_SLOTS]; /* when the target last freed 0, 1, 2 (0: never) */
+static __thread uint64_t freed_here[STDIO_SLOTS]; /* the same, when this thread freed it */
+
+/* The gate's clock: the coarse one (a tick, 4 ms at 250 Hz, against bounds of 20 and 50 ms) is
+ * read from the vDSO's data alone, never a system call, where the fine one falls back to one on
+ * a clock source the vDSO cannot read (a VM's). */
+static uint64_t gate_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int number_free(unsigned fd)
 {
@@ -33,11 +45,17 @@ static int number_free(unsigned fd)
 }
 
 /* A number the target freed less than FDGATE_HOLE_NS ago that is still free. */
-static int hole_pending(uint64_t now)
+static int hole_pending(void)
 {
+    uint64_t now = 0;
     for (unsigned fd = 0; fd < STDIO_SLOTS; fd++) {
         uint64_t at = atomic_load(&freed_ns[fd]);
-        if (at && now - at < FDGATE_HOLE_NS && number_free(fd))
+        if (!at || at == freed_here[fd])
+            continue; /* never freed (the common case reads no clock), or by this very thread:
+                       * only it could fill the number, and it is here */
+        if (!now)
+            now = gate_now();
+        if (now - at < FDGATE_HOLE_NS && number_free(fd))
             return 1;
     }
     return 0;
@@ -52,25 +70,27 @@ static void pause_ns(long ns)
 void fdgate_alloc_begin(void)
 {
     int saved = errno;
-    uint64_t since = ps_now_ns();
+    uint64_t since = gate_now();
     for (;;) {
         /* Unannounced while a freed number waits to be filled: the target's dup2 that fills it
          * must not wait for us. */
-        while (ps_now_ns() - since < FDGATE_HOLD_NS && hole_pending(ps_now_ns()))
+        while (hole_pending() && gate_now() - since < FDGATE_HOLD_NS)
             pause_ns(250000); /* the target fills it within microseconds, or it ages */
         /* The start first, then the count: a call that sees the count sees this start or a
          * later one. From here the target's new calls wait; the ones under way end first. */
-        atomic_store(&alloc_since, ps_now_ns());
+        atomic_store(&alloc_since, gate_now());
         atomic_fetch_add(&allocs, 1);
-        for (int i = 0; atomic_load(&target_calls) > 0 && ps_now_ns() - since < FDGATE_HOLD_NS; i++) {
+        allocs_here++;
+        for (int i = 0; atomic_load(&target_calls) > 0 && gate_now() - since < FDGATE_HOLD_NS; i++) {
             if (i < 64)
                 sched_yield(); /* a close or dup2 under way: microseconds */
             else
                 pause_ns(50000);
         }
         /* A close that ended before the count was seen may have freed a number meanwhile. */
-        if (ps_now_ns() - since >= FDGATE_HOLD_NS || !hole_pending(ps_now_ns()))
+        if (!hole_pending() || gate_now() - since >= FDGATE_HOLD_NS)
             break;
+        allocs_here--;
         atomic_fetch_sub(&allocs, 1);
     }
     errno = saved;
@@ -78,24 +98,34 @@ void fdgate_alloc_begin(void)
 
 void fdgate_alloc_end(void)
 {
+    allocs_here--;
     atomic_fetch_sub(&allocs, 1);
 }
 
 /* An allocation announced less than FDGATE_HOLD_NS ago. */
 static int alloc_holds(void)
 {
-    return atomic_load(&allocs) > 0 && ps_now_ns() - atomic_load(&alloc_since) < FDGATE_HOLD_NS;
+    return atomic_load(&allocs) > 0 && gate_now() - atomic_load(&alloc_since) < FDGATE_HOLD_NS;
 }
 
 void fdgate_target_begin(void)
 {
     int saved = errno;
+    /* Marked first: a handler that interrupts from here on and allocates must not wait for this
+     * call, which cannot end before the handler returns. */
+    in_target_call++;
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t since = 0;
     for (int i = 0;; i++) {
         atomic_fetch_add(&target_calls, 1);
-        if (!alloc_holds()) {
-            in_target_call++;
+        if (!alloc_holds())
             break;
-        }
+        /* Never past FDGATE_HOLD_NS from this call's start, however the allocations overlap. */
+        uint64_t now = gate_now();
+        if (!since)
+            since = now;
+        else if (now - since >= FDGATE_HOLD_NS)
+            break;
         atomic_fetch_sub(&target_calls, 1);
         if (i < 64)
             sched_yield(); /* an open under way: microseconds */
@@ -109,17 +139,20 @@ void fdgate_freed(unsigned first, unsigned last)
 {
     int saved = errno;
     if (first < STDIO_SLOTS) {
-        uint64_t now = ps_now_ns();
-        for (unsigned fd = first; fd <= last && fd < STDIO_SLOTS; fd++)
+        uint64_t now = gate_now();
+        for (unsigned fd = first; fd <= last && fd < STDIO_SLOTS; fd++) {
+            freed_here[fd] = now;
             atomic_store(&freed_ns[fd], now);
+        }
     }
     errno = saved;
 }
 
 void fdgate_target_end(void)
 {
-    in_target_call--;
     atomic_fetch_sub(&target_calls, 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    in_target_call--;
 }
 
 int fdgate_in_target_call(void)
@@ -127,8 +160,15 @@ int fdgate_in_target_call(void)
     return in_target_call > 0;
 }
 
+void fdgate_forget_freed(void)
+{
+    for (unsigned fd = 0; fd < STDIO_SLOTS; fd++)
+        atomic_store(&freed_ns[fd], 0);
+}
+
 void fdgate_after_fork_child(void)
 {
-    atomic_store(&allocs, 0);
-    atomic_store(&target_calls, 0);
+    /* The forking thread's own, if it forked inside one (a handler's fork): they end here. */
+    atomic_store(&allocs, allocs_here);
+    atomic_store(&target_calls, in_target_call);
 }

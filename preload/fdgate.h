@@ -39,6 +39,10 @@ void fdgate_target_end(void);
 /* Whether the calling thread is between fdgate_target_begin and fdgate_target_end. */
 int fdgate_in_target_call(void);
 
+/* The process is on its way out (exit, exec, a fatal signal): the numbers it freed will not be
+ * filled by the thread now waiting for the shim's last writes; no allocation waits for them. */
+void fdgate_forget_freed(void);
+
 /* In a fork child (its only thread): allocations and calls under way in other threads of the
  * parent are not the child's; the freed numbers are (the table is a copy). */
 void fdgate_after_fork_child(void);

@@ -396,7 +396,9 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     PS_RESOLVE(close_range);
     if (!ps_active || !real_close_range || first > last)
         return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
-    fdgate_target_begin();
+    int gate = !(ps_shim_thread || shimopen_holding()); /* the shim's own: as close() */
+    if (gate)
+        fdgate_target_begin();
     /* Close the gaps between our descriptors. */
     unsigned lo = first;
     int rc = 0;
@@ -409,9 +411,10 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     }
     if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
         rc = -1;
-    if (rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+    if (gate && rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
         fdgate_freed(first, last);
-    fdgate_target_end();
+    if (gate)
+        fdgate_target_end();
     return rc;
 }
 
@@ -492,10 +495,13 @@ PS_API int dup2(int oldfd, int newfd)
         errno = EBADF;
         return -1;
     }
-    fdgate_target_begin();
+    int gate = !(ps_shim_thread || shimopen_holding()); /* the shim's own: as close() */
+    if (gate)
+        fdgate_target_begin();
     make_room(newfd, oldfd);
     int rc = real_dup2(oldfd, newfd);
-    fdgate_target_end();
+    if (gate)
+        fdgate_target_end();
     return rc;
 }
 
@@ -506,11 +512,14 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
-    fdgate_target_begin();
+    int gate = !(ps_shim_thread || shimopen_holding()); /* the shim's own: as close() */
+    if (gate)
+        fdgate_target_begin();
     if ((flags & ~O_CLOEXEC) == 0 && oldfd != newfd)
         make_room(newfd, oldfd); /* else dup3 fails: EINVAL */
     int rc = real_dup3(oldfd, newfd, flags);
-    fdgate_target_end();
+    if (gate)
+        fdgate_target_end();
     return rc;
 }
 

@@ -26,6 +26,7 @@
 #include "execenv.h"
 #include "fatal.h"
 #include "fdcache.h"
+#include "fdgate.h"
 #include "fds.h"
 #include "interpose.h"
 #include "kchain.h"
@@ -140,6 +141,7 @@ void shim_finish(const char *status)
     if (!ps_active || getpid() != ps_pid || atomic_exchange(&finished, 1))
         return;
     ps_guard_enter();
+    fdgate_forget_freed(); /* the writer's last pass must not wait for this thread */
     struct ps_xfsz x;
     ps_xfsz_hold(&x);
     struct ps_thread *t = thread_self();

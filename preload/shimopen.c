@@ -13,7 +13,9 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fdgate.h"
+#include "fds.h"
 #include "log.h"
 #include "shim.h"
 
@@ -24,9 +26,11 @@ static __thread int units;          /* announcements of this thread's: in flight
 
 int shimopen_begin(void)
 {
-    /* Not in another process sharing our memory (a vfork child's table is its own), nor where
-     * this thread is inside a target's number call, which would wait for its own announcement. */
-    if (!ps_active || fdgate_in_target_call() || getpid() != ps_pid)
+    /* Not where this thread is inside a target's number call, which would wait for its own
+     * announcement. (A vfork child's announcements land in its parent's memory, held while the
+     * parent is suspended: at most a wait of the parent's other threads' calls; no getpid here,
+     * which every process would pay at each open.) */
+    if (!ps_active || fdgate_in_target_call())
         return 0;
     fdgate_alloc_begin();
     units++;
@@ -91,7 +95,6 @@ void shimopen_settle(void)
 /* The C library's own, as the linker names them for a --wrap. */
 int __real_open(const char *path, int flags, ...);
 FILE *__real_fopen(const char *path, const char *mode);
-DIR *__real_opendir(const char *path);
 int __real_eventfd(unsigned int initval, int flags);
 int __real_inotify_init1(int flags);
 long __real_sysconf(int name);
@@ -134,13 +137,28 @@ FILE *__wrap_fopen(const char *path, const char *mode)
     return f;
 }
 
+/* A directory is held open for as long as it is read (the leader's scan of /proc for busy
+ * processes: a file read at each entry): its number is moved above the target's at once, so the
+ * announcement lasts an open, not a scan. */
 DIR *__wrap_opendir(const char *path)
 {
     int begun = shimopen_begin();
-    DIR *d = __real_opendir(path);
+    int fd = __real_open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     int saved = errno;
-    shimopen_opened(begun, d ? dirfd(d) : -1);
-    errno = saved;
+    shimopen_opened(begun, fd);
+    if (fd < 0) {
+        errno = saved;
+        return NULL;
+    }
+    int high = clock_move_fd_high(fd); /* lets go of the low number */
+    if (high < 0)
+        return NULL; /* errno as the move left it */
+    DIR *d = fdopendir(high);
+    if (!d) {
+        saved = errno;
+        ps_real_close(high);
+        errno = saved;
+    }
     return d;
 }
 
@@ -166,7 +184,9 @@ int __wrap_inotify_init1(int flags)
 
 long __wrap_sysconf(int name)
 {
-    int begun = shimopen_begin();
+    /* Only the CPU counts read a file (/sys/devices/system/cpu/online); the page size does not. */
+    int reads = name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF;
+    int begun = reads ? shimopen_begin() : 0;
     long v = __real_sysconf(name);
     int saved = errno;
     shimopen_end(begun);

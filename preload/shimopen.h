@@ -10,9 +10,10 @@
  * close, dup2 or dup3 never meets a number the shim holds low: it waits for the shim to let go
  * (microseconds; never past FDGATE_HOLD_NS), and the shim takes no number while one is under way.
  *
- * Not held: in a vfork child or another process sharing our memory, and on a thread that is
- * inside a target's number call (a handler interrupting it, or the call's own bookkeeping),
- * which would wait for itself. */
+ * Not held on a thread that is inside a target's number call (a handler interrupting it, or the
+ * call's own bookkeeping), which would wait for itself. A vfork child's (an exec line written on
+ * its way to exec) land in its parent's memory while the parent is suspended: at most a wait of
+ * the parent's other threads' calls. */
 #ifndef PERFSCOPE_SHIMOPEN_H
 #define PERFSCOPE_SHIMOPEN_H
 

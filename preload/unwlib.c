@@ -142,6 +142,8 @@ static int open_private(const char *path, int flags, ...)
         mode = va_arg(ap, mode_t);
         va_end(ap);
     }
+    /* The shim's open (shimopen.h): announced like the shim's own, also for a program that
+     * shares this copy of libunwind (its close then skips the target's side of the gate). */
     return open(path, flags, mode);
 }
 
