@@ -8,8 +8,13 @@
 
 void *shimload_open(const char *name, int flags)
 {
-    fdgate_alloc_begin();
+    /* One allocation for the whole load (the loader opens, maps and closes the files itself),
+     * on any thread but one inside a target's number call, which would wait for itself. */
+    int gated = !fdgate_in_target_call();
+    if (gated)
+        fdgate_alloc_begin();
     void *h = dlopen(name, flags);
-    fdgate_alloc_end();
+    if (gated)
+        fdgate_alloc_end();
     return h;
 }
