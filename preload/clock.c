@@ -348,11 +348,7 @@ static int perf_open(pid_t tid, uint64_t first)
         a.sig_data = (uint64_t)(uintptr_t)&ps_timer_cookie;
     }
     int begun = shimopen_begin(); /* held until moved above the target's numbers */
-    int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    int saved = errno;
-    shimopen_opened(begun, fd);
-    errno = saved;
-    return fd;
+    return shimopen_opened(begun, (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 /* At most half of the numbers above the base: the rest stays the target's. */

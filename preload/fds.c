@@ -61,9 +61,7 @@ int ps_real_close(int fd)
 {
     PS_RESOLVE(close);
     int rc = real_close(fd);
-    int saved = errno;
-    shimopen_released(fd);
-    errno = saved;
+    shimopen_released(fd); /* errno left as the close set it */
     return rc;
 }
 
@@ -286,6 +284,23 @@ void fds_unseal(int level)
 
 /* ---- the descriptor calls, as the target makes them ---- */
 
+/* Around a target's call that frees or names a number (fdgate.h); 0 where the caller is the
+ * shim's own code (its threads, or a thread holding a number of the shim's: a library the shim
+ * uses closing its file), which the gate is not for. */
+static int number_call_begin(void)
+{
+    if (ps_shim_thread || shimopen_holding())
+        return 0;
+    fdgate_target_begin();
+    return 1;
+}
+
+static void number_call_end(int gated)
+{
+    if (gated)
+        fdgate_target_end();
+}
+
 /* Our descriptors are not the target's: to it they do not exist, as without the shim. */
 static int is_ours(int fd)
 {
@@ -307,15 +322,15 @@ PS_API int close(int fd)
     }
     if (!ps_active)
         return real_close(fd);
-    if (ps_shim_thread || shimopen_holding())
-        return ps_real_close(fd); /* the shim's own (a library it uses closing its file) */
     /* The number freed may be about to be filled again (fdgate.h): no allocation of the
      * shim's meanwhile, and none takes it soon after. */
-    fdgate_target_begin();
+    int gated = number_call_begin();
+    if (!gated)
+        return ps_real_close(fd); /* the shim's own: its number let go of */
     int rc = real_close(fd);
     if (rc == 0 || errno == EINTR) /* EINTR: Linux has freed the number all the same */
         fdgate_freed((unsigned)fd, (unsigned)fd);
-    fdgate_target_end();
+    number_call_end(gated);
     return rc;
 }
 
@@ -396,9 +411,7 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     PS_RESOLVE(close_range);
     if (!ps_active || !real_close_range || first > last)
         return real_close_range ? real_close_range(first, last, flags) : (errno = ENOSYS, -1);
-    int gate = !(ps_shim_thread || shimopen_holding()); /* the shim's own: as close() */
-    if (gate)
-        fdgate_target_begin();
+    int gated = number_call_begin();
     /* Close the gaps between our descriptors. */
     unsigned lo = first;
     int rc = 0;
@@ -411,10 +424,9 @@ PS_API int close_range(unsigned first, unsigned last, int flags)
     }
     if (lo <= last && lo >= first && real_close_range(lo, last, flags) != 0)
         rc = -1;
-    if (gate && rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+    if (gated && rc == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
         fdgate_freed(first, last);
-    if (gate)
-        fdgate_target_end();
+    number_call_end(gated);
     return rc;
 }
 
@@ -495,13 +507,10 @@ PS_API int dup2(int oldfd, int newfd)
         errno = EBADF;
         return -1;
     }
-    int gate = !(ps_shim_thread || shimopen_holding()); /* the shim's own: as close() */
-    if (gate)
-        fdgate_target_begin();
+    int gated = number_call_begin();
     make_room(newfd, oldfd);
     int rc = real_dup2(oldfd, newfd);
-    if (gate)
-        fdgate_target_end();
+    number_call_end(gated);
     return rc;
 }
 
@@ -512,14 +521,11 @@ PS_API int dup3(int oldfd, int newfd, int flags)
         errno = EBADF;
         return -1;
     }
-    int gate = !(ps_shim_thread || shimopen_holding()); /* the shim's own: as close() */
-    if (gate)
-        fdgate_target_begin();
+    int gated = number_call_begin();
     if ((flags & ~O_CLOEXEC) == 0 && oldfd != newfd)
         make_room(newfd, oldfd); /* else dup3 fails: EINVAL */
     int rc = real_dup3(oldfd, newfd, flags);
-    if (gate)
-        fdgate_target_end();
+    number_call_end(gated);
     return rc;
 }
 

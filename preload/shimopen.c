@@ -1,7 +1,7 @@
 /* shimopen.c: the shim's descriptor allocations announced while it holds the numbers
  * (shimopen.h), and the linker's --wrap targets that route its calls here. Each wrapper returns
- * exactly what the C library's call returned, errno included. Never allocates; the lists are
- * the thread's own. */
+ * exactly what the C library's call returned, errno included: nothing here after the call
+ * touches errno (TLS and atomics only). Never allocates; the lists are the thread's own. */
 #include "shimopen.h"
 
 #include <dirent.h>
@@ -45,15 +45,15 @@ void shimopen_end(int begun)
     fdgate_alloc_end();
 }
 
-void shimopen_opened(int begun, int fd)
+int shimopen_opened(int begun, int fd)
 {
     if (!begun)
-        return;
-    if (fd < 0 || nheld == HELD_MAX) {
+        return fd;
+    if (fd < 0 || nheld == HELD_MAX)
         shimopen_end(1); /* nothing taken, or too many to follow: announced no longer */
-        return;
-    }
-    held[nheld++] = fd;
+    else
+        held[nheld++] = fd;
+    return fd;
 }
 
 void shimopen_also(int begun, int fd)
@@ -120,20 +120,14 @@ int __wrap_open(const char *path, int flags, ...)
         va_end(ap);
     }
     int begun = shimopen_begin();
-    int fd = __real_open(path, flags, mode);
-    int saved = errno;
-    shimopen_opened(begun, fd);
-    errno = saved;
-    return fd;
+    return shimopen_opened(begun, __real_open(path, flags, mode));
 }
 
 FILE *__wrap_fopen(const char *path, const char *mode)
 {
     int begun = shimopen_begin();
     FILE *f = __real_fopen(path, mode);
-    int saved = errno;
     shimopen_opened(begun, f ? fileno(f) : -1);
-    errno = saved;
     return f;
 }
 
@@ -143,19 +137,15 @@ FILE *__wrap_fopen(const char *path, const char *mode)
 DIR *__wrap_opendir(const char *path)
 {
     int begun = shimopen_begin();
-    int fd = __real_open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
-    int saved = errno;
-    shimopen_opened(begun, fd);
-    if (fd < 0) {
-        errno = saved;
+    int fd = shimopen_opened(begun, __real_open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
+    if (fd < 0)
         return NULL;
-    }
     int high = clock_move_fd_high(fd); /* lets go of the low number */
     if (high < 0)
         return NULL; /* errno as the move left it */
     DIR *d = fdopendir(high);
     if (!d) {
-        saved = errno;
+        int saved = errno;
         ps_real_close(high);
         errno = saved;
     }
@@ -165,21 +155,13 @@ DIR *__wrap_opendir(const char *path)
 int __wrap_eventfd(unsigned int initval, int flags)
 {
     int begun = shimopen_begin();
-    int fd = __real_eventfd(initval, flags);
-    int saved = errno;
-    shimopen_opened(begun, fd);
-    errno = saved;
-    return fd;
+    return shimopen_opened(begun, __real_eventfd(initval, flags));
 }
 
 int __wrap_inotify_init1(int flags)
 {
     int begun = shimopen_begin();
-    int fd = __real_inotify_init1(flags);
-    int saved = errno;
-    shimopen_opened(begun, fd);
-    errno = saved;
-    return fd;
+    return shimopen_opened(begun, __real_inotify_init1(flags));
 }
 
 long __wrap_sysconf(int name)
@@ -188,9 +170,7 @@ long __wrap_sysconf(int name)
     int reads = name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF;
     int begun = reads ? shimopen_begin() : 0;
     long v = __real_sysconf(name);
-    int saved = errno;
     shimopen_end(begun);
-    errno = saved;
     return v;
 }
 
@@ -198,9 +178,7 @@ int __wrap_fclose(FILE *f)
 {
     int fd = fileno(f);
     int rc = __real_fclose(f);
-    int saved = errno;
     shimopen_released(fd);
-    errno = saved;
     return rc;
 }
 
@@ -208,8 +186,6 @@ int __wrap_closedir(DIR *d)
 {
     int fd = dirfd(d);
     int rc = __real_closedir(d);
-    int saved = errno;
     shimopen_released(fd);
-    errno = saved;
     return rc;
 }

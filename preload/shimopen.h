@@ -20,8 +20,9 @@
 /* Announces one allocation about to be made on this thread; 1 when announced, else 0. */
 int shimopen_begin(void);
 /* The allocation made: fd (or -1) is the number it took, held until shimopen_released(fd);
- * -1 ends the announcement. A second descriptor of the same call (a pipe): shimopen_also(fd). */
-void shimopen_opened(int begun, int fd);
+ * -1 ends the announcement. Returns fd. A second descriptor of the same call (a pipe):
+ * shimopen_also(fd). None of these, nor shimopen_end and shimopen_released, changes errno. */
+int shimopen_opened(int begun, int fd);
 void shimopen_also(int begun, int fd);
 /* The allocation left nothing open (or what it opened is let go of by other means). */
 void shimopen_end(int begun);
