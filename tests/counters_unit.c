@@ -8,7 +8,7 @@
  *   | nullobj (counters_add_json on NULL must do nothing)
  * Each read prints one line: {"t_ns":..., "self_pid":..., <what counters_add_json added>}.
  * Configuration as the shim reads it: PERFSCOPE_POWERCAP_ROOT, PERFSCOPE_NVML. Log lines go to
- * $COUNTERS_UNIT_LOG (default counters_unit.log), "[key] message" for ps_log_once.
+ * $COUNTERS_UNIT_LOG (default counters_unit.log), "[key] message" for ps_log_once and ps_log_run_once.
  * Never part of the shim. */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -46,7 +46,7 @@ void ps_log(const char *fmt, ...) {
     va_end(ap);
 }
 
-void ps_log_once(const char *key, const char *fmt, ...) {
+static void log_once_v(const char *key, const char *fmt, va_list ap) {
     static char seen[256][128];
     static int nseen;
     for (int i = 0; i < nseen; i++)
@@ -54,9 +54,21 @@ void ps_log_once(const char *key, const char *fmt, ...) {
     if (nseen < 256) snprintf(seen[nseen++], sizeof seen[0], "%s", key);
     char prefix[160];
     snprintf(prefix, sizeof prefix, "[%s] ", key);
+    log_line(prefix, fmt, ap);
+}
+
+void ps_log_once(const char *key, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    log_line(prefix, fmt, ap);
+    log_once_v(key, fmt, ap);
+    va_end(ap);
+}
+
+/* (One process here: once a run is once.) */
+void ps_log_run_once(const char *key, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_once_v(key, fmt, ap);
     va_end(ap);
 }
 

@@ -72,8 +72,8 @@ static void missing(void *fn, const char *name, const char *what) {
     char key[96];
     snprintf(key, sizeof key, "nvml.sym.%.30s", what);
     if (!fn)
-        ps_log_once(key, "counters: NVML library %s has no %s: GPU %s not reported",
-                    ps_cfg.nvml_path, name, what);
+        ps_log_run_once(key, "counters: NVML library %s has no %s: GPU %s not reported",
+                        ps_cfg.nvml_path, name, what);
 }
 
 static char loaded_path[PATH_MAX];
@@ -90,7 +90,7 @@ void nvml_open(const char *path) {
     nv.lib = shimload_open(path, RTLD_NOW | RTLD_LOCAL); /* apart from the target's dup2s (shimload.h) */
     if (!nv.lib) {
         const char *e = dlerror();
-        ps_log_once("nvml.open", "counters: NVML not loaded (%s): %s; no GPU counters", path,
+        ps_log_run_once("nvml.open", "counters: NVML not loaded (%s): %s; no GPU counters", path,
                     e ? e : "unknown error");
         return;
     }
@@ -100,14 +100,14 @@ void nvml_open(const char *path) {
     nv.handle = sym2("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
     nv.errstr = sym2("nvmlErrorString", NULL);
     if (!nv.init || !nv.count || !nv.handle) {
-        ps_log_once("nvml.syms", "counters: %s lacks nvmlInit/nvmlDeviceGetCount/"
+        ps_log_run_once("nvml.syms", "counters: %s lacks nvmlInit/nvmlDeviceGetCount/"
                     "nvmlDeviceGetHandleByIndex; no GPU counters", path);
         nvml_close();
         return;
     }
     nvmlReturn_t r = nv.init();
     if (r != NVML_SUCCESS) {
-        ps_log_once("nvml.init", "counters: nvmlInit failed: %s (%d); no GPU counters", why(r),
+        ps_log_run_once("nvml.init", "counters: nvmlInit failed: %s (%d); no GPU counters", why(r),
                     r);
         nv.shutdown = NULL;   /* not initialised: nothing to shut down */
         nvml_close();
@@ -126,12 +126,12 @@ void nvml_open(const char *path) {
     unsigned int n = 0;
     r = nv.count(&n);
     if (r != NVML_SUCCESS) {
-        ps_log_once("nvml.count", "counters: nvmlDeviceGetCount failed: %s (%d); no GPU counters",
+        ps_log_run_once("nvml.count", "counters: nvmlDeviceGetCount failed: %s (%d); no GPU counters",
                     why(r), r);
         n = 0;
     }
     if (n > MAX_GPUS) {
-        ps_log_once("nvml.many", "counters: NVML lists %u GPUs; only the first %d are read", n,
+        ps_log_run_once("nvml.many", "counters: NVML lists %u GPUs; only the first %d are read", n,
                     MAX_GPUS);
         n = MAX_GPUS;
     }

@@ -72,7 +72,7 @@ static int scan(const char *dir, int depth) {
         char why[160];
         counters_errtext(why, sizeof why, dir, errno);
         if (depth == 0)
-            ps_log_once("rapl.root", "counters: RAPL: cannot open %s; no CPU energy", why);
+            ps_log_run_once("rapl.root", "counters: RAPL: cannot open %s; no CPU energy", why);
         return -1;
     }
     struct dirent *e;
@@ -99,7 +99,7 @@ void rapl_open(const char *root) {
     if (scan(root, 0) != 0) return;
     qsort(zones, (size_t)nzones, sizeof zones[0], zone_cmp);
     if (nzones == 0)
-        ps_log_once("rapl.none", "counters: RAPL: no intel-rapl zones under %s; no CPU energy",
+        ps_log_run_once("rapl.none", "counters: RAPL: no intel-rapl zones under %s; no CPU energy",
                     root);
 }
 
