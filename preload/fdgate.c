@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -14,14 +15,33 @@
 
 #define FDGATE_HOLD_NS 50000000ull /* 50 ms: the most either side waits for the other */
 #define FDGATE_HOLE_NS 20000000ull /* 20 ms: a freed number still free is the target's so long */
+/* An announcement is microseconds (an open and a read; a library's load, milliseconds). The
+ * allocations' count not back at zero for a second is one that will not end: a thread that died
+ * inside one (cancelled, or left by a handler's longjmp), or a fork's miscount. The target's
+ * calls then stop waiting for it, rather than each waiting its 50 ms for ever after. */
+#define FDGATE_STUCK_NS 1000000000ull
+/* The same for the target's calls seen from an allocation: after one wait ran its whole
+ * FDGATE_HOLD_NS, the next ones only yield the CPU this many times (counted: the gate's clock
+ * moves by ticks), until one sees no call under way. */
+#define FDGATE_SUSPECT_YIELDS 16
+/* An allocation that finds a target's call under way withdraws and yields the CPU this many times
+ * before it waits for it announced. */
+#define FDGATE_WITHDRAWALS 64
 #define STDIO_SLOTS 3              /* the numbers remembered: 0, 1 and 2 */
 
 static _Alignas(64) _Atomic int allocs; /* the shim's allocations announced */
 static _Atomic uint64_t alloc_since;   /* the latest of them announced then (monotonic ns) */
+static _Atomic uint64_t allocs_busy_from; /* when the count last left zero (about) */
+static _Atomic int calls_suspect;      /* a wait for the target's calls ran out */
+static _Atomic int trouble;            /* FDGATE_TROUBLE_*: seen, for the log */
 /* On a line of its own: every target close writes it twice, the allocations' side rarely. */
 static _Alignas(64) _Atomic int target_calls; /* the target's number calls announced */
-static __thread int in_target_call;    /* this thread is inside one (from before it counts) */
-static __thread int allocs_here;       /* allocations this thread announced */
+/* This thread's shares of the two counts, raised before them and lowered after them: a handler
+ * that interrupts this thread sees its own share in the count, and never waits for it (it
+ * cannot end before the handler returns). */
+static __thread int in_target_call;
+static __thread int allocs_here;
+static __thread int cancel_state;      /* the thread's own, while its allocations hold it off */
 
 static _Atomic uint64_t freed_ns[STDIO_SLOTS]; /* when the target last freed 0, 1, 2 (0: never) */
 static __thread uint64_t freed_here[STDIO_SLOTS]; /* the same, when this thread freed it */
@@ -67,45 +87,107 @@ static void pause_ns(long ns)
     nanosleep(&ts, NULL);
 }
 
+static void announce(uint64_t now)
+{
+    allocs_here++;
+    atomic_signal_fence(memory_order_seq_cst);
+    /* The start first, then the count: a call that sees the count sees this start or a later
+     * one (and a busy-from no older than this stretch's). */
+    atomic_store(&alloc_since, now);
+    if (atomic_load(&allocs) == 0)
+        atomic_store(&allocs_busy_from, now);
+    atomic_fetch_add(&allocs, 1);
+}
+
+static void withdraw(void)
+{
+    atomic_fetch_sub(&allocs, 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    allocs_here--;
+}
+
+/* The target's calls under way on other threads. */
+static int other_calls(void)
+{
+    return atomic_load(&target_calls) - in_target_call > 0;
+}
+
 void fdgate_alloc_begin(void)
 {
     int saved = errno;
+    /* No cancellation of this thread (a target's, starting or leaving) while it holds an
+     * announcement: a thread cancelled inside one would leave the count up for good. The
+     * thread's own state comes back with its last end. */
+    if (allocs_here == 0) {
+        int old = PTHREAD_CANCEL_ENABLE;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+        cancel_state = old;
+    }
     uint64_t since = gate_now();
-    for (;;) {
+    int suspect = atomic_load(&calls_suspect);
+    for (int i = 0;; i++) {
         /* Unannounced while a freed number waits to be filled: the target's dup2 that fills it
          * must not wait for us. */
         while (hole_pending() && gate_now() - since < FDGATE_HOLD_NS)
             pause_ns(250000); /* the target fills it within microseconds, or it ages */
-        /* The start first, then the count: a call that sees the count sees this start or a
-         * later one. From here the target's new calls wait; the ones under way end first. */
-        atomic_store(&alloc_since, gate_now());
-        atomic_fetch_add(&allocs, 1);
-        allocs_here++;
-        for (int i = 0; atomic_load(&target_calls) > 0 && gate_now() - since < FDGATE_HOLD_NS; i++) {
-            if (i < 64)
-                sched_yield(); /* a close or dup2 under way: microseconds */
-            else
+        /* Announced, then the target's calls under way are looked at: from here its new calls
+         * wait, and one under way is seen. */
+        announce(gate_now());
+        int calls = other_calls();
+        if (calls && i >= FDGATE_WITHDRAWALS && !suspect) {
+            /* Still under way after as many tries: waited for announced from here (the target's
+             * new calls wait), so that a stream of them cannot hold the allocation off. */
+            while (other_calls() && gate_now() - since < FDGATE_HOLD_NS)
                 pause_ns(50000);
+            calls = other_calls();
         }
-        /* A close that ended before the count was seen may have freed a number meanwhile. */
-        if (!hole_pending() || gate_now() - since >= FDGATE_HOLD_NS)
-            break;
-        allocs_here--;
-        atomic_fetch_sub(&allocs, 1);
+        uint64_t t = gate_now();
+        int out_of_time = t - since >= FDGATE_HOLD_NS || (suspect && i >= FDGATE_SUSPECT_YIELDS);
+        if (!calls) {
+            if (suspect)
+                atomic_store(&calls_suspect, suspect = 0);
+            /* A close that ended before the count was seen may have freed a number meanwhile. */
+            if (!hole_pending() || out_of_time)
+                break;
+        } else if (out_of_time) {
+            if (t - since >= FDGATE_HOLD_NS && !atomic_exchange(&calls_suspect, 1))
+                atomic_fetch_or(&trouble, FDGATE_TROUBLE_CALLS);
+            break; /* gone ahead announced, the call under way left to chance */
+        }
+        /* Withdrawn while the calls under way end: the target's other calls do not wait for an
+         * allocation that is itself waiting (a close that lingers would hold them all). */
+        withdraw();
+        if (calls)
+            sched_yield(); /* a close or dup2 under way: microseconds */
     }
     errno = saved;
 }
 
 void fdgate_alloc_end(void)
 {
-    allocs_here--;
-    atomic_fetch_sub(&allocs, 1);
+    withdraw();
+    if (allocs_here == 0) {
+        int saved = errno;
+        pthread_setcancelstate(cancel_state, NULL);
+        errno = saved;
+    }
 }
 
-/* An allocation announced less than FDGATE_HOLD_NS ago. */
+/* An allocation of another thread's announced less than FDGATE_HOLD_NS ago, in a stretch of
+ * announcements that began less than FDGATE_STUCK_NS ago. */
 static int alloc_holds(void)
 {
-    return atomic_load(&allocs) > 0 && gate_now() - atomic_load(&alloc_since) < FDGATE_HOLD_NS;
+    if (atomic_load(&allocs) - allocs_here <= 0)
+        return 0;
+    uint64_t now = gate_now();
+    if (now - atomic_load(&alloc_since) >= FDGATE_HOLD_NS)
+        return 0;
+    if (now - atomic_load(&allocs_busy_from) >= FDGATE_STUCK_NS) {
+        if (!(atomic_load(&trouble) & FDGATE_TROUBLE_ALLOCS))
+            atomic_fetch_or(&trouble, FDGATE_TROUBLE_ALLOCS);
+        return 0;
+    }
+    return 1;
 }
 
 void fdgate_target_begin(void)
@@ -158,6 +240,11 @@ void fdgate_target_end(void)
 int fdgate_in_target_call(void)
 {
     return in_target_call > 0;
+}
+
+int fdgate_trouble(void)
+{
+    return atomic_load(&trouble);
 }
 
 void fdgate_forget_freed(void)

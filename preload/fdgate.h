@@ -21,6 +21,13 @@
  * freeing it is left to chance, as is a number freed by a call the shim does not see (the C
  * library's own fclose or freopen, a raw system call).
  *
+ * A thread holds off its own cancellation while it holds an announcement, and the target's
+ * close (a cancellation point) ends its announcement if cancelled inside (fds.c); an
+ * announcement that never ends all the same (a handler's longjmp out of a close, a fork inside a
+ * handler) stops being waited for after a second or one bounded wait (FDGATE_STUCK_NS,
+ * FDGATE_SUSPECT_YIELDS in fdgate.c). A thread never waits for its own announcements (a handler
+ * interrupting it cannot wait for what it interrupted).
+ *
  * Never from a signal handler on the allocation side; the target's side is async-signal-safe
  * (its calls are) and errno is left alone on both. */
 #ifndef PERFSCOPE_FDGATE_H
@@ -38,6 +45,13 @@ void fdgate_freed(unsigned first, unsigned last);
 void fdgate_target_end(void);
 /* Whether the calling thread is between fdgate_target_begin and fdgate_target_end. */
 int fdgate_in_target_call(void);
+
+/* What went wrong so far (FDGATE_TROUBLE_* bits), for perfscope.log: an allocation's count that
+ * stayed up past FDGATE_STUCK_NS (the target's calls stopped waiting for it), a target's call
+ * an allocation waited for to the end of its bound. */
+#define FDGATE_TROUBLE_ALLOCS 1
+#define FDGATE_TROUBLE_CALLS 2
+int fdgate_trouble(void);
 
 /* The process is on its way out (exit, exec, a fatal signal): the numbers it freed will not be
  * filled by the thread now waiting for the shim's last writes; no allocation waits for them. */

@@ -36,6 +36,7 @@
 #include "credsync.h"
 #include "dlbusy.h"
 #include "fdcache.h"
+#include "fdgate.h"
 #include "fdheld.h"
 #include "fds.h"
 #include "interpose.h"
@@ -892,6 +893,18 @@ static void pass_locked(void)
     uint64_t now = ps_now_ns(), last_pass = atomic_load(&last_pass_ns);
     /* Under a seccomp filter on every thread only the flush runs (kept descriptors). */
     int io = fds_io_enter();
+    static int told_gate;
+    int gate = fdgate_trouble() & ~told_gate;
+    if (io && gate) {
+        if (gate & FDGATE_TROUBLE_ALLOCS)
+            ps_log("an announcement of the shim's descriptor gate stayed up for a second (a thread that ended "
+                   "inside one): the target's close, dup2 and dup3 no longer wait for it");
+        if (gate & FDGATE_TROUBLE_CALLS)
+            ps_log("a close, dup2 or dup3 of the target's stayed under way for 50 ms (a slow close, or a thread "
+                   "that ended inside one): the shim's opens only yield the CPU a few times for such calls until "
+                   "none is under way");
+        told_gate |= gate;
+    }
     if (files_ok) {
         unsampled_pass(); /* before the drain hands back the threads that exited */
         writer_flush(0);
