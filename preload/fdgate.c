@@ -24,9 +24,6 @@
  * FDGATE_HOLD_NS, the next ones only yield the CPU this many times (counted: the gate's clock
  * moves by ticks), until one sees no call under way. */
 #define FDGATE_SUSPECT_YIELDS 16
-/* An allocation that finds a target's call under way withdraws and yields the CPU this many times
- * before it waits for it announced. */
-#define FDGATE_WITHDRAWALS 64
 #define STDIO_SLOTS 3              /* the numbers remembered: 0, 1 and 2 */
 
 static _Alignas(64) _Atomic int allocs; /* the shim's allocations announced */
@@ -124,41 +121,33 @@ void fdgate_alloc_begin(void)
         cancel_state = old;
     }
     uint64_t since = gate_now();
-    int suspect = atomic_load(&calls_suspect);
-    for (int i = 0;; i++) {
+    for (;;) {
         /* Unannounced while a freed number waits to be filled: the target's dup2 that fills it
          * must not wait for us. */
         while (hole_pending() && gate_now() - since < FDGATE_HOLD_NS)
             pause_ns(250000); /* the target fills it within microseconds, or it ages */
-        /* Announced, then the target's calls under way are looked at: from here its new calls
-         * wait, and one under way is seen. */
+        /* From here the target's new calls wait; the ones under way end first. */
         announce(gate_now());
-        int calls = other_calls();
-        if (calls && i >= FDGATE_WITHDRAWALS && !suspect) {
-            /* Still under way after as many tries: waited for announced from here (the target's
-             * new calls wait), so that a stream of them cannot hold the allocation off. */
-            while (other_calls() && gate_now() - since < FDGATE_HOLD_NS)
+        int suspect = atomic_load(&calls_suspect);
+        uint64_t t = since;
+        for (int i = 0; other_calls() && (t = gate_now()) - since < FDGATE_HOLD_NS; i++) {
+            if (suspect && i >= FDGATE_SUSPECT_YIELDS)
+                break; /* gone ahead, the call under way left to chance */
+            if (i < 64)
+                sched_yield(); /* a close or dup2 under way: microseconds */
+            else
                 pause_ns(50000);
-            calls = other_calls();
         }
-        uint64_t t = gate_now();
-        int out_of_time = t - since >= FDGATE_HOLD_NS || (suspect && i >= FDGATE_SUSPECT_YIELDS);
-        if (!calls) {
+        if (!other_calls()) {
             if (suspect)
-                atomic_store(&calls_suspect, suspect = 0);
-            /* A close that ended before the count was seen may have freed a number meanwhile. */
-            if (!hole_pending() || out_of_time)
-                break;
-        } else if (out_of_time) {
-            if (t - since >= FDGATE_HOLD_NS && !atomic_exchange(&calls_suspect, 1))
-                atomic_fetch_or(&trouble, FDGATE_TROUBLE_CALLS);
-            break; /* gone ahead announced, the call under way left to chance */
+                atomic_store(&calls_suspect, 0);
+        } else if (t - since >= FDGATE_HOLD_NS && !atomic_exchange(&calls_suspect, 1)) {
+            atomic_fetch_or(&trouble, FDGATE_TROUBLE_CALLS);
         }
-        /* Withdrawn while the calls under way end: the target's other calls do not wait for an
-         * allocation that is itself waiting (a close that lingers would hold them all). */
+        /* A close that ended before the count was seen may have freed a number meanwhile. */
+        if (!hole_pending() || gate_now() - since >= FDGATE_HOLD_NS)
+            break;
         withdraw();
-        if (calls)
-            sched_yield(); /* a close or dup2 under way: microseconds */
     }
     errno = saved;
 }
@@ -240,6 +229,14 @@ void fdgate_target_end(void)
 int fdgate_in_target_call(void)
 {
     return in_target_call > 0;
+}
+
+void fdgate_thread_exit(void)
+{
+    while (in_target_call > 0)
+        fdgate_target_end();
+    while (allocs_here > 0)
+        withdraw();
 }
 
 int fdgate_trouble(void)

@@ -21,11 +21,12 @@
  * freeing it is left to chance, as is a number freed by a call the shim does not see (the C
  * library's own fclose or freopen, a raw system call).
  *
- * A thread holds off its own cancellation while it holds an announcement, and the target's
- * close (a cancellation point) ends its announcement if cancelled inside (fds.c); an
- * announcement that never ends all the same (a handler's longjmp out of a close, a fork inside a
- * handler) stops being waited for after a second or one bounded wait (FDGATE_STUCK_NS,
- * FDGATE_SUSPECT_YIELDS in fdgate.c). A thread never waits for its own announcements (a handler
+ * A thread holds off its own cancellation while it holds an announcement, and a thread cancelled
+ * inside the target's close (a cancellation point) has its call uncounted as it ends
+ * (fdgate_thread_exit; not by a cleanup handler in close, which a handler's longjmp out of the
+ * close would leave dangling); an announcement that never ends all the same (that longjmp, a
+ * fork inside a handler, a thread the shim does not follow) stops being waited for after a
+ * second or one bounded wait (FDGATE_STUCK_NS, FDGATE_SUSPECT_YIELDS in fdgate.c). A thread never waits for its own announcements (a handler
  * interrupting it cannot wait for what it interrupted).
  *
  * Never from a signal handler on the allocation side; the target's side is async-signal-safe
@@ -45,6 +46,10 @@ void fdgate_freed(unsigned first, unsigned last);
 void fdgate_target_end(void);
 /* Whether the calling thread is between fdgate_target_begin and fdgate_target_end. */
 int fdgate_in_target_call(void);
+
+/* A thread of the target's ending (threads.c, its key's destructor): what it left counted (a
+ * thread cancelled inside a close, a cancellation point) is uncounted. */
+void fdgate_thread_exit(void);
 
 /* What went wrong so far (FDGATE_TROUBLE_* bits), for perfscope.log: an allocation's count that
  * stayed up past FDGATE_STUCK_NS (the target's calls stopped waiting for it), a target's call

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -302,13 +301,6 @@ static void number_call_end(int gated)
         fdgate_target_end();
 }
 
-/* A thread cancelled inside a gated call (its cleanup handler). */
-static void number_call_cancelled(void *unused)
-{
-    (void)unused;
-    fdgate_target_end();
-}
-
 /* Our descriptors are not the target's: to it they do not exist, as without the shim. */
 static int is_ours(int fd)
 {
@@ -335,12 +327,9 @@ PS_API int close(int fd)
     int gated = number_call_begin();
     if (!gated)
         return ps_real_close(fd); /* the shim's own: its number let go of */
-    int rc;
-    /* close is a cancellation point: a thread cancelled inside it ends its announcement on the
-     * way out, else every allocation of the shim's would wait for it from then on. */
-    pthread_cleanup_push(number_call_cancelled, NULL);
-    rc = real_close(fd);
-    pthread_cleanup_pop(0);
+    /* (A cancellation point: a thread cancelled inside has its call uncounted as it ends,
+     * fdgate_thread_exit.) */
+    int rc = real_close(fd);
     if (rc == 0 || errno == EINTR) /* EINTR: Linux has freed the number all the same */
         fdgate_freed((unsigned)fd, (unsigned)fd);
     number_call_end(gated);

@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "fdgate.h"
 #include "fds.h"
 #include "interpose.h"
 #include "lifetime.h"
@@ -41,6 +42,11 @@ static void thread_key_destructor(void *v)
      * another thread may have claimed since. */
     if (!t || getpid() != ps_pid || atomic_load(&t->tid) != ps_gettid())
         return;
+    /* Not a cancellation point of the thread's: its clock's close would be one, and a thread
+     * that returned with a cancellation pending was reported to pthread_join as cancelled. */
+    int cancel_state = PTHREAD_CANCEL_ENABLE;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    fdgate_thread_exit(); /* a thread cancelled inside a close */
     /* No SIGPROF may run on this thread once its ring is handed back. */
     unsampled_thread_end(t);
     sigmask_thread_end();
@@ -52,6 +58,7 @@ static void thread_key_destructor(void *v)
     writer_ring_handback(t);
     atomic_store(&t->state, PS_T_EXITED);
     lifetime_thread_ending();
+    pthread_setcancelstate(cancel_state, NULL);
 }
 
 /* In a fork child: the forking thread's stack bounds, as its parent knew them (the child runs

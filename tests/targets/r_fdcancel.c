@@ -11,17 +11,28 @@
  *   inhandler: a close under way on one thread for about a second (a loopback socket with
  *     SO_LINGER and unread data), a new thread started meanwhile, and a signal whose handler, on
  *     that new thread, closes a descriptor; 4 rounds:
- *     "inhandler rounds=4 handler_closes_over_30ms=N max_ms=F" */
+ *     "inhandler rounds=4 handler_closes_over_30ms=N max_ms=F"
+ *   busystart: 8 threads dup and close high numbers in a loop while 200 threads are started one
+ *     after another (creation to first instruction):
+ *     "busystart starts=200 starts_over_40ms=N mean_ms=F"
+ *   longjmp: a thread's SIGALRM handler siglongjmps out of its close of a lingering socket; the
+ *     thread then ends by pthread_exit, and another by cancellation at a later point:
+ *     "longjmp exit=joined cancel=canceled" when both ended as asked
+ *   latecancel: 20 threads cancelled while they run with cancellation disabled, which return 5
+ *     without passing a cancellation point after enabling it again (a cancellation never acted
+ *     upon): "latecancel returned=N canceled=N" (pthread_join's values) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,13 +238,145 @@ static int in_handler(void)
     return 0;
 }
 
+/* ---- busystart */
+
+static volatile int closing = 1;
+
+static void *close_high_numbers(void *arg)
+{
+    while (closing) {
+        int fd = fcntl(0, F_DUPFD, 200 + (int)(long)arg);
+        close(fd);
+    }
+    return NULL;
+}
+
+static int busy_start(void)
+{
+    pthread_t closers[8], t;
+    for (long i = 0; i < 8; i++)
+        pthread_create(&closers[i], NULL, close_high_numbers, (void *)i);
+    usleep(50000);
+    int slow = 0;
+    double sum = 0;
+    for (int i = 0; i < 200; i++) {
+        double t0 = now_s();
+        pthread_create(&t, NULL, note_start, NULL);
+        pthread_join(t, NULL);
+        double d = first_instruction_at - t0;
+        sum += d;
+        if (d > 0.040)
+            slow++;
+    }
+    closing = 0;
+    for (int i = 0; i < 8; i++)
+        pthread_join(closers[i], NULL);
+    printf("busystart starts=200 starts_over_40ms=%d mean_ms=%.2f\n", slow, sum / 200 * 1e3);
+    return 0;
+}
+
+/* ---- longjmp */
+
+static sigjmp_buf out_of_close;
+
+static void jump_out(int sig)
+{
+    (void)sig;
+    siglongjmp(out_of_close, 1);
+}
+
+/* Stack use after the jump, over what the close's frames were. */
+static void scribble(int depth)
+{
+    volatile char buf[2048];
+    memset((char *)buf, 0x5a, sizeof buf);
+    if (depth)
+        scribble(depth - 1);
+}
+
+static void *close_then_leave(void *arg)
+{
+    int how = (int)(long)arg; /* 0: pthread_exit, 1: cancelled */
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    int peer = -1, listener = -1;
+    int fd = lingering_socket(&peer, &listener);
+    if (fd >= 0 && sigsetjmp(out_of_close, 1) == 0) {
+        struct itimerval it = { { 0, 0 }, { 0, 200000 } };
+        setitimer(ITIMER_REAL, &it, NULL);
+        close(fd); /* lingers; the alarm's handler jumps out */
+    }
+    scribble(8);
+    if (how == 0)
+        pthread_exit(NULL);
+    pthread_cancel(pthread_self());
+    pthread_testcancel();
+    return NULL;
+}
+
+static int long_jump(void)
+{
+    signal(SIGALRM, jump_out);
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL); /* the alarm goes to the closing thread */
+    void *ret[2];
+    for (long how = 0; how < 2; how++) {
+        pthread_t t;
+        pthread_create(&t, NULL, close_then_leave, (void *)how);
+        pthread_join(t, &ret[how]);
+    }
+    printf("longjmp exit=%s cancel=%s\n", ret[0] == NULL ? "joined" : "other",
+           ret[1] == PTHREAD_CANCELED ? "canceled" : "other");
+    return 0;
+}
+
+/* ---- latecancel */
+
+static volatile int may_go;
+
+static void *cancel_held_off(void *arg)
+{
+    (void)arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    while (!may_go)
+        ;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+    return (void *)5; /* no cancellation point after: the pending cancellation is never acted upon */
+}
+
+static int late_cancel(void)
+{
+    int returned = 0, canceled = 0;
+    for (int i = 0; i < 20; i++) {
+        pthread_t t;
+        may_go = 0;
+        pthread_create(&t, NULL, cancel_held_off, NULL);
+        usleep(2000);
+        pthread_cancel(t);
+        may_go = 1;
+        void *ret;
+        pthread_join(t, &ret);
+        returned += ret == (void *)5;
+        canceled += ret == PTHREAD_CANCELED;
+    }
+    printf("latecancel returned=%d canceled=%d\n", returned, canceled);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     int rc = strcmp(mode, "inclose") == 0 ? in_close()
              : strcmp(mode, "atstart") == 0 ? at_start()
              : strcmp(mode, "inhandler") == 0 ? in_handler()
-             : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler\n"), 2);
+             : strcmp(mode, "busystart") == 0 ? busy_start()
+             : strcmp(mode, "longjmp") == 0 ? long_jump()
+             : strcmp(mode, "latecancel") == 0 ? late_cancel()
+             : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel\n"), 2);
     fflush(stdout);
     _exit(rc); /* the threads still waiting stay out of the way of exit */
 }
