@@ -214,20 +214,27 @@ struct start_args {
     int prof_hidden; /* the creator's mask, as the target sees it, blocked SIGPROF */
 };
 
+/* The shim's start of a new thread, not cancelled midway (its clock's descriptors, its slot): a
+ * thread cancelled as soon as created left them taken (a perf event's descriptor at a low
+ * number, the transit slot) and the descriptor gate's count up. A cancellation asked for
+ * meanwhile acts at the thread's first cancellation point, as without the shim. Apart from the
+ * trampoline, whose jump into the thread's function an address-taken local would prevent. */
+__attribute__((noinline))
+static void thread_start(int prof_hidden)
+{
+    int cancel_state = PTHREAD_CANCEL_ENABLE;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    sigmask_inherit(prof_hidden);
+    threads_started();
+    pthread_setcancelstate(cancel_state, NULL);
+}
+
 __attribute__((optimize("optimize-sibling-calls")))
 static void *thread_trampoline(void *p)
 {
     struct start_args a = *(struct start_args *)p;
     free(p);
-    /* Not cancelled in the shim's start of the thread (its clock's descriptors, its slot): a
-     * thread cancelled as soon as created left them taken (a perf event's descriptor at a low
-     * number, the transit slot) and the descriptor gate's count up. A cancellation asked for
-     * meanwhile acts at the thread's first cancellation point, as without the shim. */
-    int cancel_state = PTHREAD_CANCEL_ENABLE;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-    sigmask_inherit(a.prof_hidden);
-    threads_started();
-    pthread_setcancelstate(cancel_state, NULL);
+    thread_start(a.prof_hidden);
     return a.fn(a.arg); /* a jump: the thread's stacks hold no frame of the shim's */
 }
 
