@@ -10,7 +10,9 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 
 #define FDGATE_HOLD_NS 50000000ull /* 50 ms: the most either side waits for the other */
@@ -20,9 +22,11 @@
  * inside one (cancelled, or left by a handler's longjmp), or a fork's miscount. The target's
  * calls then stop waiting for it, rather than each waiting its 50 ms for ever after. */
 #define FDGATE_STUCK_NS 1000000000ull
-/* The same for the target's calls seen from an allocation: after one wait ran its whole
- * FDGATE_HOLD_NS, the next ones only yield the CPU this many times (counted: the gate's clock
- * moves by ticks), until one sees no call under way. */
+/* The same for the target's calls seen from an allocation: after one wait for calls under way
+ * lasted FDGATE_SLOW_CALL_NS by itself (a close that lingers, or one that never ends), the next
+ * ones only yield the CPU this many times (counted: the gate's clock moves by ticks), until one
+ * sees no call under way. */
+#define FDGATE_SLOW_CALL_NS 25000000ull
 #define FDGATE_SUSPECT_YIELDS 16
 #define STDIO_SLOTS 3              /* the numbers remembered: 0, 1 and 2 */
 
@@ -36,7 +40,8 @@ static _Alignas(64) _Atomic int target_calls; /* the target's number calls annou
 /* This thread's shares of the two counts, raised before them and lowered after them: a handler
  * that interrupts this thread sees its own share in the count, and never waits for it (it
  * cannot end before the handler returns). */
-static __thread int in_target_call;
+static __thread int in_target_call;    /* inside a call (from before it counts to after) */
+static __thread int calls_here;        /* of which counted in target_calls now */
 static __thread int allocs_here;
 static __thread int cancel_state;      /* the thread's own, while its allocations hold it off */
 
@@ -61,8 +66,12 @@ static int number_free(unsigned fd)
     return r;
 }
 
-/* A number the target freed less than FDGATE_HOLE_NS ago that is still free. */
-static int hole_pending(void)
+/* A number the target freed less than FDGATE_HOLE_NS ago that is still free. seen: the freeing
+ * times this allocation has met so far; a number freed again since it was first met has been
+ * filled and freed by the target in between (a program that opens and closes on a number it
+ * left free, stdin closed): the fill came and went, and it is not waited for again, or each
+ * close would start the wait over until its bound. */
+static int hole_pending(uint64_t seen[STDIO_SLOTS])
 {
     uint64_t now = 0;
     for (unsigned fd = 0; fd < STDIO_SLOTS; fd++) {
@@ -70,6 +79,10 @@ static int hole_pending(void)
         if (!at || at == freed_here[fd])
             continue; /* never freed (the common case reads no clock), or by this very thread:
                        * only it could fill the number, and it is here */
+        if (!seen[fd])
+            seen[fd] = at;
+        else if (seen[fd] != at)
+            continue;
         if (!now)
             now = gate_now();
         if (now - at < FDGATE_HOLE_NS && number_free(fd))
@@ -78,10 +91,12 @@ static int hole_pending(void)
     return 0;
 }
 
+/* A raw system call: the C library's nanosleep is a cancellation point, and the target's dup2,
+ * which is none, would have become one while it waits here. */
 static void pause_ns(long ns)
 {
     struct timespec ts = { 0, ns };
-    nanosleep(&ts, NULL);
+    syscall(SYS_nanosleep, &ts, NULL);
 }
 
 static void announce(uint64_t now)
@@ -106,7 +121,21 @@ static void withdraw(void)
 /* The target's calls under way on other threads. */
 static int other_calls(void)
 {
-    return atomic_load(&target_calls) - in_target_call > 0;
+    return atomic_load(&target_calls) - calls_here > 0;
+}
+
+static void count_call(void)
+{
+    calls_here++;
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_fetch_add(&target_calls, 1);
+}
+
+static void uncount_call(void)
+{
+    atomic_fetch_sub(&target_calls, 1);
+    atomic_signal_fence(memory_order_seq_cst);
+    calls_here--;
 }
 
 void fdgate_alloc_begin(void)
@@ -121,15 +150,17 @@ void fdgate_alloc_begin(void)
         cancel_state = old;
     }
     uint64_t since = gate_now();
+    uint64_t seen[STDIO_SLOTS] = { 0 };
     for (;;) {
         /* Unannounced while a freed number waits to be filled: the target's dup2 that fills it
          * must not wait for us. */
-        while (hole_pending() && gate_now() - since < FDGATE_HOLD_NS)
+        while (hole_pending(seen) && gate_now() - since < FDGATE_HOLD_NS)
             pause_ns(250000); /* the target fills it within microseconds, or it ages */
         /* From here the target's new calls wait; the ones under way end first. */
-        announce(gate_now());
+        uint64_t calls_from = gate_now();
+        announce(calls_from);
         int suspect = atomic_load(&calls_suspect);
-        uint64_t t = since;
+        uint64_t t = calls_from;
         for (int i = 0; other_calls() && (t = gate_now()) - since < FDGATE_HOLD_NS; i++) {
             if (suspect && i >= FDGATE_SUSPECT_YIELDS)
                 break; /* gone ahead, the call under way left to chance */
@@ -141,11 +172,11 @@ void fdgate_alloc_begin(void)
         if (!other_calls()) {
             if (suspect)
                 atomic_store(&calls_suspect, 0);
-        } else if (t - since >= FDGATE_HOLD_NS && !atomic_exchange(&calls_suspect, 1)) {
+        } else if (t - calls_from >= FDGATE_SLOW_CALL_NS && !atomic_exchange(&calls_suspect, 1)) {
             atomic_fetch_or(&trouble, FDGATE_TROUBLE_CALLS);
         }
         /* A close that ended before the count was seen may have freed a number meanwhile. */
-        if (!hole_pending() || gate_now() - since >= FDGATE_HOLD_NS)
+        if (!hole_pending(seen) || gate_now() - since >= FDGATE_HOLD_NS)
             break;
         withdraw();
     }
@@ -188,7 +219,7 @@ void fdgate_target_begin(void)
     atomic_signal_fence(memory_order_seq_cst);
     uint64_t since = 0;
     for (int i = 0;; i++) {
-        atomic_fetch_add(&target_calls, 1);
+        count_call();
         if (!alloc_holds())
             break;
         /* Never past FDGATE_HOLD_NS from this call's start, however the allocations overlap. */
@@ -197,7 +228,7 @@ void fdgate_target_begin(void)
             since = now;
         else if (now - since >= FDGATE_HOLD_NS)
             break;
-        atomic_fetch_sub(&target_calls, 1);
+        uncount_call();
         if (i < 64)
             sched_yield(); /* an open under way: microseconds */
         else
@@ -221,7 +252,7 @@ void fdgate_freed(unsigned first, unsigned last)
 
 void fdgate_target_end(void)
 {
-    atomic_fetch_sub(&target_calls, 1);
+    uncount_call();
     atomic_signal_fence(memory_order_seq_cst);
     in_target_call--;
 }
@@ -233,8 +264,9 @@ int fdgate_in_target_call(void)
 
 void fdgate_thread_exit(void)
 {
-    while (in_target_call > 0)
-        fdgate_target_end();
+    while (calls_here > 0)
+        uncount_call();
+    in_target_call = 0;
     while (allocs_here > 0)
         withdraw();
 }
@@ -254,5 +286,5 @@ void fdgate_after_fork_child(void)
 {
     /* The forking thread's own, if it forked inside one (a handler's fork): they end here. */
     atomic_store(&allocs, allocs_here);
-    atomic_store(&target_calls, in_target_call);
+    atomic_store(&target_calls, calls_here);
 }

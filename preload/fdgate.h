@@ -24,9 +24,10 @@
  * A thread holds off its own cancellation while it holds an announcement, and a thread cancelled
  * inside the target's close (a cancellation point) has its call uncounted as it ends
  * (fdgate_thread_exit; not by a cleanup handler in close, which a handler's longjmp out of the
- * close would leave dangling); an announcement that never ends all the same (that longjmp, a
- * fork inside a handler, a thread the shim does not follow) stops being waited for after a
- * second or one bounded wait (FDGATE_STUCK_NS, FDGATE_SUSPECT_YIELDS in fdgate.c). A thread never waits for its own announcements (a handler
+ * close would leave dangling). The gate's own waits are no cancellation point. An announcement
+ * that never ends all the same (that longjmp, a fork inside a handler, a thread the shim does
+ * not follow) stops being waited for after a second or one long wait (FDGATE_STUCK_NS,
+ * FDGATE_SUSPECT_YIELDS in fdgate.c). A thread never waits for its own announcements (a handler
  * interrupting it cannot wait for what it interrupted).
  *
  * Never from a signal handler on the allocation side; the target's side is async-signal-safe

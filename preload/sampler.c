@@ -307,7 +307,13 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     } else {
         ps_guard_depth++;
         ps_in_unwind++;
+        /* libunwind checks addresses with write, read and msync, cancellation points of the C
+         * library's: a thread with a cancellation pending, which it may never act upon (it
+         * computes, or returns without passing one), was cancelled inside this handler. */
+        int cancel_state = PTHREAD_CANCEL_ENABLE;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
         rec->nframes = libunwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
+        pthread_setcancelstate(cancel_state, NULL);
         ps_in_unwind--;
         ps_guard_depth--;
         dlbusy_handler_leave(); /* entered in the test above */

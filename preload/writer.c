@@ -900,7 +900,7 @@ static void pass_locked(void)
             ps_log("an announcement of the shim's descriptor gate stayed up for a second (a thread that ended "
                    "inside one): the target's close, dup2 and dup3 no longer wait for it");
         if (gate & FDGATE_TROUBLE_CALLS)
-            ps_log("a close, dup2 or dup3 of the target's stayed under way for 50 ms (a slow close, or a thread "
+            ps_log("a close, dup2 or dup3 of the target's stayed under way for 25 ms (a slow close, or a thread "
                    "that ended inside one): the shim's opens only yield the CPU a few times for such calls until "
                    "none is under way");
         told_gate |= gate;

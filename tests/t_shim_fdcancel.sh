@@ -26,6 +26,19 @@
 # 6. latecancel: threads with a cancellation pending that return without passing a cancellation
 #    point: pthread_join must get their value (20 of 20 without the shim); the shim's end of the
 #    thread closed its clock, a cancellation point, and 20 of 20 were reported cancelled.
+# 7. dup2cancel: threads with a cancellation pending that call only dup2 (no cancellation point)
+#    and return 7, while 3 threads start threads (PERFSCOPE_UNWIND=fp: the gate alone): the gate's
+#    wait slept with the C library's nanosleep, a cancellation point, and 7-9 of 20 were
+#    cancelled. Checked: 20 of 20 joined with 7.
+# 8. spincancel: 8 threads with a cancellation pending that compute 0.3 s calling nothing, at
+#    the defaults (199 Hz, libunwind): libunwind's address checks in the SIGPROF handler (write,
+#    read, msync) are cancellation points, and 2-3 of 4 were cancelled inside the handler.
+#    Checked: 8 of 8 joined with 7.
+# 9. holdstart: number 0 closed, a thread opening, reading and closing a file (on 0) in a loop
+#    with 2 ms of work between, while 30 threads are started: every thread start waited for the
+#    gate's bound (40-51 ms), each close of 0 starting its wait for 0 to be filled over again.
+#    Checked: at most 3 of 30 over 20 ms (0.02 ms without the shim; 2.7 ms now: one cycle of the
+#    program's, waited for once).
 # Each also without the shim, for the program's own figures.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -45,10 +58,12 @@ def figures(res, what, mode):
     return {k: (float(v) if re.match(r"[\d.]+$", v) else v) for k, v in re.findall(r"(\w+)=([\w.]+)", line)}
 
 
-for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecancel"):
+settings = {"spincancel": dict(HZ=199), "dup2cancel": dict(HZ=997, COUNTER_MS=0, UNWIND="fp")}
+for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecancel", "dup2cancel", "spincancel",
+             "holdstart"):
     bare = figures(run([target("r_fdcancel"), mode], plain_env(), what=mode), mode + " without the shim", mode)
-    got = figures(run([target("r_fdcancel"), mode], shim_env("out-" + mode, HZ=997, COUNTER_MS=0), what=mode),
-                  mode + " under the shim", mode)
+    env = shim_env("out-" + mode, **settings.get(mode, dict(HZ=997, COUNTER_MS=0)))
+    got = figures(run([target("r_fdcancel"), mode], env, what=mode), mode + " under the shim", mode)
     info("%s: without the shim %r; under it %r" % (mode, bare, got))
     if mode == "inclose":
         check(got["starts_over_40ms"] <= 1,
@@ -69,6 +84,15 @@ for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecan
     elif mode == "longjmp":
         check(got == bare == {"exit": "joined", "cancel": "canceled"},
               "after a handler's longjmp out of a close: %r under the shim, %r without" % (got, bare))
+    elif mode in ("dup2cancel", "spincancel"):
+        n = 20 if mode == "dup2cancel" else 8
+        check(got["returned"] == bare["returned"] == n,
+              "%s: %d of %d threads with a cancellation pending and no cancellation point joined with their value "
+              "under the shim (%d cancelled), %d without" % (mode, got["returned"], n, got["canceled"], bare["returned"]))
+    elif mode == "holdstart":
+        check(got["starts_over_20ms"] <= 3,
+              "with number 0 opened and closed in a loop, %d of 30 thread starts took over 20 ms (mean %.2f ms, %.2f "
+              "without the shim)" % (got["starts_over_20ms"], got["mean_ms"], bare["mean_ms"]))
     elif mode == "latecancel":
         check(got["returned"] == bare["returned"] == 20,
               "threads returning with a cancellation pending: %d of 20 joined with their value under the shim "

@@ -20,7 +20,15 @@
  *     "longjmp exit=joined cancel=canceled" when both ended as asked
  *   latecancel: 20 threads cancelled while they run with cancellation disabled, which return 5
  *     without passing a cancellation point after enabling it again (a cancellation never acted
- *     upon): "latecancel returned=N canceled=N" (pthread_join's values) */
+ *     upon): "latecancel returned=N canceled=N" (pthread_join's values)
+ *   dup2cancel: the same with 20 threads that call only dup2 (no cancellation point) 100,000
+ *     times each with cancellation enabled and pending, while 3 threads start threads:
+ *     "dup2cancel returned=N canceled=N"
+ *   spincancel: the same with 8 threads that compute 0.3 s each, calling nothing, with the
+ *     cancellation enabled and pending: "spincancel returned=N canceled=N"
+ *   holdstart: number 0 closed; a thread opens a file (on number 0), reads and closes it, then
+ *     computes 2 ms, in a loop, while 30 threads are started one after another:
+ *     "holdstart starts=30 starts_over_20ms=N mean_ms=F files=N not_on_0=N" */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -28,6 +36,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +376,118 @@ static int late_cancel(void)
     return 0;
 }
 
+/* ---- dup2cancel, spincancel */
+
+static _Atomic int pending_ready, pending_go;
+static volatile int churning = 1;
+
+static void *start_and_join(void *arg)
+{
+    (void)arg;
+    while (churning) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, note_start, NULL) == 0)
+            pthread_join(t, NULL);
+    }
+    return NULL;
+}
+
+/* Cancellation disabled until every thread is cancelled, then enabled (pending, deferred) for
+ * work that passes no cancellation point, then disabled before the return. */
+static void *pending_worker(void *arg)
+{
+    long spin = (long)arg;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    atomic_fetch_add(&pending_ready, 1);
+    while (!atomic_load(&pending_go))
+        ;
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+    if (spin) {
+        volatile unsigned long x = 0;
+        for (double t0 = now_s(); now_s() - t0 < 0.3;)
+            for (int i = 0; i < 100000; i++)
+                x += (unsigned long)i;
+    } else {
+        for (int i = 0; i < 100000; i++)
+            dup2(0, 300);
+    }
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    return (void *)7;
+}
+
+static int pending_cancel(const char *mode, int n, long spin, int churners)
+{
+    pthread_t w[20], c[3];
+    for (int i = 0; i < churners; i++)
+        pthread_create(&c[i], NULL, start_and_join, NULL);
+    for (int i = 0; i < n; i++)
+        pthread_create(&w[i], NULL, pending_worker, (void *)spin);
+    while (atomic_load(&pending_ready) < n)
+        ;
+    for (int i = 0; i < n; i++)
+        pthread_cancel(w[i]);
+    atomic_store(&pending_go, 1);
+    int returned = 0, canceled = 0;
+    for (int i = 0; i < n; i++) {
+        void *ret;
+        pthread_join(w[i], &ret);
+        returned += ret == (void *)7;
+        canceled += ret == PTHREAD_CANCELED;
+    }
+    churning = 0;
+    for (int i = 0; i < churners; i++)
+        pthread_join(c[i], NULL);
+    printf("%s returned=%d canceled=%d\n", mode, returned, canceled);
+    return 0;
+}
+
+/* ---- holdstart */
+
+static volatile int filing = 1;
+static _Atomic long files, not_on_0;
+
+static void *file_loop(void *arg)
+{
+    (void)arg;
+    char buf[256];
+    while (filing) {
+        int fd = open("/proc/self/stat", O_RDONLY);
+        if (fd != 0)
+            atomic_fetch_add(&not_on_0, 1);
+        if (read(fd, buf, sizeof buf) < 0) { /* counted by its number only */ }
+        close(fd);
+        atomic_fetch_add(&files, 1);
+        for (double t0 = now_s(); now_s() - t0 < 0.002;)
+            ;
+    }
+    return NULL;
+}
+
+static int hold_start(void)
+{
+    close(0);
+    pthread_t f, t;
+    pthread_create(&f, NULL, file_loop, NULL);
+    usleep(100000);
+    int slow = 0;
+    double sum = 0;
+    for (int i = 0; i < 30; i++) {
+        double t0 = now_s();
+        pthread_create(&t, NULL, note_start, NULL);
+        pthread_join(t, NULL);
+        double d = first_instruction_at - t0;
+        sum += d;
+        if (d > 0.020)
+            slow++;
+        usleep(1000);
+    }
+    filing = 0;
+    pthread_join(f, NULL);
+    printf("holdstart starts=30 starts_over_20ms=%d mean_ms=%.2f files=%ld not_on_0=%ld\n", slow, sum / 30 * 1e3,
+           (long)files, (long)not_on_0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -376,7 +497,11 @@ int main(int argc, char **argv)
              : strcmp(mode, "busystart") == 0 ? busy_start()
              : strcmp(mode, "longjmp") == 0 ? long_jump()
              : strcmp(mode, "latecancel") == 0 ? late_cancel()
-             : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel\n"), 2);
+             : strcmp(mode, "dup2cancel") == 0 ? pending_cancel(mode, 20, 0, 3)
+             : strcmp(mode, "spincancel") == 0 ? pending_cancel(mode, 8, 1, 0)
+             : strcmp(mode, "holdstart") == 0 ? hold_start()
+             : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel|"
+                        "dup2cancel|spincancel|holdstart\n"), 2);
     fflush(stdout);
     _exit(rc); /* the threads still waiting stay out of the way of exit */
 }
