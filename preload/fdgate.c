@@ -27,6 +27,9 @@
  * ones only yield the CPU this many times (counted: the gate's clock moves by ticks), until one
  * sees no call under way. */
 #define FDGATE_SLOW_CALL_NS 25000000ull
+/* A number 0-2 the target fills and frees again: waited for again while freed this recently (a
+ * close and an open at once take microseconds). */
+#define FDGATE_REFILL_NS 200000ull
 #define FDGATE_SUSPECT_YIELDS 16
 #define STDIO_SLOTS 3              /* the numbers remembered: 0, 1 and 2 */
 
@@ -58,6 +61,15 @@ static uint64_t gate_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The fine clock, for the freeing of numbers 0-2 (rare: a shell's redirections, a daemon's
+ * start): a system call on a VM's clock source, paid there only. */
+static uint64_t fine_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int number_free(unsigned fd)
 {
     int saved = errno;
@@ -67,10 +79,13 @@ static int number_free(unsigned fd)
 }
 
 /* A number the target freed less than FDGATE_HOLE_NS ago that is still free. seen: the freeing
- * times this allocation has met so far; a number freed again since it was first met has been
- * filled and freed by the target in between (a program that opens and closes on a number it
- * left free, stdin closed): the fill came and went, and it is not waited for again, or each
- * close would start the wait over until its bound. */
+ * times this allocation has met so far. A number freed again since it was first met has been
+ * filled and freed by the target in between: the fill came and went, and the number is waited
+ * for again only while its new freeing is younger than FDGATE_REFILL_NS, in which a program that
+ * closes and opens again at once (`close(0); open(...)` in a loop) fills it; one that works
+ * between (stdin closed, a file opened and closed on 0 between stretches of work) is not
+ * waited for again, or each of its closes would start the wait over until its bound. The
+ * freeing times are the fine clock's (fine_now), read only when a number 0-2 is freed. */
 static int hole_pending(uint64_t seen[STDIO_SLOTS])
 {
     uint64_t now = 0;
@@ -79,13 +94,14 @@ static int hole_pending(uint64_t seen[STDIO_SLOTS])
         if (!at || at == freed_here[fd])
             continue; /* never freed (the common case reads no clock), or by this very thread:
                        * only it could fill the number, and it is here */
+        if (!now)
+            now = fine_now();
+        uint64_t age = now > at ? now - at : 0; /* (freed by another thread since the clock read) */
         if (!seen[fd])
             seen[fd] = at;
-        else if (seen[fd] != at)
+        else if (seen[fd] != at && age >= FDGATE_REFILL_NS)
             continue;
-        if (!now)
-            now = gate_now();
-        if (now - at < FDGATE_HOLE_NS && number_free(fd))
+        if (age < FDGATE_HOLE_NS && number_free(fd))
             return 1;
     }
     return 0;
@@ -241,7 +257,7 @@ void fdgate_freed(unsigned first, unsigned last)
 {
     int saved = errno;
     if (first < STDIO_SLOTS) {
-        uint64_t now = gate_now();
+        uint64_t now = fine_now();
         for (unsigned fd = first; fd <= last && fd < STDIO_SLOTS; fd++) {
             freed_here[fd] = now;
             atomic_store(&freed_ns[fd], now);

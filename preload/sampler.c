@@ -248,14 +248,9 @@ static inline void leave_handler(struct ps_thread *t, int sig, const siginfo_t *
     errno = saved_errno;
 }
 
-static void on_sigprof(int sig, siginfo_t *si, void *ucv)
+/* One sample of ours, on_sigprof's (below). */
+static void take_sample(int sig, siginfo_t *si, void *ucv, int saved_errno)
 {
-    int saved_errno = errno;
-    if (!is_our_signal(sig, si)) {
-        chain(sig, si, ucv);
-        errno = saved_errno;
-        return;
-    }
     uint32_t weight = 1;
     if (si->si_code == SI_TIMER && si->si_overrun > 0)
         weight += (uint32_t)si->si_overrun;
@@ -307,13 +302,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     } else {
         ps_guard_depth++;
         ps_in_unwind++;
-        /* libunwind checks addresses with write, read and msync, cancellation points of the C
-         * library's: a thread with a cancellation pending, which it may never act upon (it
-         * computes, or returns without passing one), was cancelled inside this handler. */
-        int cancel_state = PTHREAD_CANCEL_ENABLE;
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
         rec->nframes = libunwind_fast ? unwind_libunwind_fast(uc, rec->frames, max) : unwind_libunwind(uc, rec->frames, max);
-        pthread_setcancelstate(cancel_state, NULL);
         ps_in_unwind--;
         ps_guard_depth--;
         dlbusy_handler_leave(); /* entered in the test above */
@@ -325,6 +314,27 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv)
     thread_count(&t->taken, weight);
     thread_count(&t->signals, 1);
     leave_handler(t, sig, si, outer, saved_errno);
+}
+
+/* Cancellation is held off for the whole of a sample: libunwind checks addresses with write,
+ * read and msync, cancellation points of the C library's, and a thread with a cancellation
+ * pending that it may never act upon (it computes, or returns without passing one) was cancelled
+ * inside this handler; a thread in asynchronous cancellation was cancelled mid-sample, leaving
+ * the handler's marks up (dlclose then waited for a walk that was over). The thread's state
+ * comes back as the handler's last step: an asynchronous cancellation that came meanwhile acts
+ * there, with nothing of the shim's half done. */
+static void on_sigprof(int sig, siginfo_t *si, void *ucv)
+{
+    int saved_errno = errno;
+    if (!is_our_signal(sig, si)) {
+        chain(sig, si, ucv);
+        errno = saved_errno;
+        return;
+    }
+    int cancel_state = PTHREAD_CANCEL_ENABLE;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    take_sample(sig, si, ucv, saved_errno);
+    pthread_setcancelstate(cancel_state, NULL); /* (leaves errno alone) */
 }
 
 /* The other threads sample until the kernel ends them: one of their samples committed after
@@ -434,6 +444,8 @@ const char *sampler_unwind_name(void)
     return pc_only ? "pc" : unwinder == PS_UNWIND_FP || atomic_load(&libunwind_failed) ? "fp" : "libunwind";
 }
 
+#define PS_SIGCANCEL 32 /* glibc's SIGCANCEL: __SIGRTMIN, below the SIGRTMIN it lets programs use */
+
 static int set_handler_in_kernel(struct sigaction *old)
 {
     struct sigaction sa;
@@ -443,6 +455,14 @@ static int set_handler_in_kernel(struct sigaction *old)
      * there, never on a goroutine's small stack. */
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
+    /* The C library's cancellation signal (its first real-time signal, 32) waits for the
+     * sample to end: a thread in asynchronous cancellation cancelled while the handler runs
+     * would otherwise be unwound out of it mid-sample (its walk's marks left up: every later
+     * dlclose waited for a walk that was over), where without the shim it is cancelled at the
+     * instruction it was at, as it now is once the handler returns. sigaddset refuses the C
+     * library's own signals, so the bit is set directly (bit n-1 for signal n, as the kernel
+     * reads the mask). */
+    sa.sa_mask.__val[0] |= 1ul << (PS_SIGCANCEL - 1);
     if (ps_real_sigaction(SIGPROF, &sa, old) != 0)
         return -1;
     if (ps_clock_in_use == PS_CLOCK_PERF && ps_perf_delivery == PS_PERF_SIGTRAP)

@@ -28,7 +28,10 @@
  *     cancellation enabled and pending: "spincancel returned=N canceled=N"
  *   holdstart: number 0 closed; a thread opens a file (on number 0), reads and closes it, then
  *     computes 2 ms, in a loop, while 30 threads are started one after another:
- *     "holdstart starts=30 starts_over_20ms=N mean_ms=F files=N not_on_0=N" */
+ *     "holdstart starts=30 starts_over_20ms=N mean_ms=F files=N not_on_0=N"
+ *   reopen: 20,000 times close(0) then open("/dev/null"), 5 us apart, which must get 0 (the
+ *     caller appends marker lines meanwhile from another process, so that a profiler's watcher
+ *     opens its files often): "reopen rounds=20000 not_on_0=N" */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -488,6 +491,28 @@ static int hold_start(void)
     return 0;
 }
 
+/* ---- reopen */
+
+static int reopen(void)
+{
+    int lost = 0;
+    for (int i = 0; i < 20000; i++) {
+        close(0);
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd != 0) {
+            lost++;
+            if (fd >= 0) {
+                dup2(fd, 0);
+                close(fd);
+            }
+        }
+        struct timespec d = { 0, 5000 };
+        nanosleep(&d, NULL);
+    }
+    printf("reopen rounds=20000 not_on_0=%d\n", lost);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -500,8 +525,9 @@ int main(int argc, char **argv)
              : strcmp(mode, "dup2cancel") == 0 ? pending_cancel(mode, 20, 0, 3)
              : strcmp(mode, "spincancel") == 0 ? pending_cancel(mode, 8, 1, 0)
              : strcmp(mode, "holdstart") == 0 ? hold_start()
+             : strcmp(mode, "reopen") == 0 ? reopen()
              : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel|"
-                        "dup2cancel|spincancel|holdstart\n"), 2);
+                        "dup2cancel|spincancel|holdstart|reopen\n"), 2);
     fflush(stdout);
     _exit(rc); /* the threads still waiting stay out of the way of exit */
 }
