@@ -246,6 +246,14 @@ void dlbusy_handler_leave(void)
     walking_here--;
 }
 
+int dlbusy_thread_exit(void)
+{
+    int left = walking_here;
+    while (walking_here > 0)
+        dlbusy_handler_leave();
+    return left;
+}
+
 int dlbusy_given_up(void)
 {
     return atomic_load(&given_up);

@@ -62,6 +62,10 @@ void dlbusy_handler_leave(void);
 
 /* Whether a busy thread's wait ran out (libunwind off in the handler from then on). */
 int dlbusy_given_up(void);
+/* A thread of the target's ending (threads.c, its key's destructor): the walk and the lookups it
+ * left counted (a thread unwound out of the handler: one in asynchronous cancellation) are
+ * uncounted, or every later dlclose would wait for them. Returns how many there were. */
+int dlbusy_thread_exit(void);
 
 /* Around the C library's dl_iterate_phdr when the shim's libunwind calls it (a lookup of an
  * address it has not cached). In a handler's walk: -1 once a wait has run out (dlbusy_given_up;

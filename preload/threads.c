@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "dlbusy.h"
 #include "fdgate.h"
 #include "fds.h"
 #include "interpose.h"
@@ -47,6 +48,9 @@ static void thread_key_destructor(void *v)
     int cancel_state = PTHREAD_CANCEL_ENABLE;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     fdgate_thread_exit(); /* a thread cancelled inside a close */
+    if (dlbusy_thread_exit() > 0) /* a thread unwound out of the handler's walk */
+        ps_log_once("walk-exit", "thread %d ended inside the SIGPROF handler's stack walk (a thread in asynchronous "
+                    "cancellation): its walk is uncounted", (int)ps_gettid());
     /* No SIGPROF may run on this thread once its ring is handed back. */
     unsampled_thread_end(t);
     sigmask_thread_end();

@@ -29,11 +29,15 @@
  *   holdstart: number 0 closed; a thread opens a file (on number 0), reads and closes it, then
  *     computes 2 ms, in a loop, while 30 threads are started one after another:
  *     "holdstart starts=30 starts_over_20ms=N mean_ms=F files=N not_on_0=N"
+ *   asynccancel: 400 threads in asynchronous cancellation, each cancelled after 2-4 ms of
+ *     computing at the leaf of a 40-deep call chain, then 20 dlopen and dlclose pairs timed:
+ *     "asynccancel canceled=N dl_ms=F"
  *   reopen: 20,000 times close(0) then open("/dev/null"), 5 us apart, which must get 0 (the
  *     caller appends marker lines meanwhile from another process, so that a profiler's watcher
  *     opens its files often): "reopen rounds=20000 not_on_0=N" */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -491,6 +495,53 @@ static int hold_start(void)
     return 0;
 }
 
+/* ---- asynccancel */
+
+static volatile unsigned long deep_sink;
+
+__attribute__((noinline)) static void deep(int n)
+{
+    if (n) {
+        deep(n - 1);
+        deep_sink++;
+    } else {
+        for (int i = 0; i < 1000; i++)
+            deep_sink += (unsigned long)i;
+    }
+}
+
+static void *compute_async(void *arg)
+{
+    (void)arg;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    for (;;)
+        deep(40);
+    return NULL;
+}
+
+static int async_cancel(void)
+{
+    int canceled = 0;
+    for (int i = 0; i < 400; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, compute_async, NULL);
+        struct timespec d = { 0, 2000000 + (i % 7) * 300000 };
+        nanosleep(&d, NULL);
+        pthread_cancel(t);
+        void *ret;
+        pthread_join(t, &ret);
+        canceled += ret == PTHREAD_CANCELED;
+    }
+    double t0 = now_s();
+    for (int i = 0; i < 20; i++) {
+        void *h = dlopen("libz.so.1", RTLD_NOW);
+        if (h)
+            dlclose(h);
+    }
+    printf("asynccancel canceled=%d dl_ms=%.1f\n", canceled, (now_s() - t0) * 1e3);
+    return 0;
+}
+
 /* ---- reopen */
 
 static int reopen(void)
@@ -526,8 +577,9 @@ int main(int argc, char **argv)
              : strcmp(mode, "spincancel") == 0 ? pending_cancel(mode, 8, 1, 0)
              : strcmp(mode, "holdstart") == 0 ? hold_start()
              : strcmp(mode, "reopen") == 0 ? reopen()
+             : strcmp(mode, "asynccancel") == 0 ? async_cancel()
              : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel|"
-                        "dup2cancel|spincancel|holdstart|reopen\n"), 2);
+                        "dup2cancel|spincancel|holdstart|reopen|asynccancel\n"), 2);
     fflush(stdout);
     _exit(rc); /* the threads still waiting stay out of the way of exit */
 }
