@@ -186,6 +186,8 @@ static void defer(int sig, siginfo_t *si, ucontext_t *uc)
         kill(pid, sig);
 }
 
+#define PS_SIGCANCEL 32 /* glibc's SIGCANCEL: __SIGRTMIN, below the SIGRTMIN it lets programs use */
+
 /* The target's disposition for a SIGPROF that is not ours: its handler, or what the kernel
  * would have done (SIG_DFL terminates; SIG_IGN nothing). */
 static void chain(int sig, siginfo_t *si, void *uc)
@@ -223,6 +225,12 @@ static void chain(int sig, siginfo_t *si, void *uc)
         sigaddset(&prof, sig);
         ps_real_pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
     }
+    /* Open to the C library's cancellation signal, which our handler's mask blocks
+     * (set_handler_in_kernel) and the kernel would not have blocked for the target's handler:
+     * a thread in asynchronous cancellation is cancelled inside its own handler, as without
+     * the shim. (The C library's mask calls leave that signal alone: the raw call.) */
+    uint64_t cancel_bit = 1ull << (PS_SIGCANCEL - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &cancel_bit, NULL, sizeof cancel_bit);
     if (a.sa_flags & SA_SIGINFO)
         a.sa_sigaction(sig, si, uc);
     else
@@ -443,8 +451,6 @@ const char *sampler_unwind_name(void)
         return "kernel";
     return pc_only ? "pc" : unwinder == PS_UNWIND_FP || atomic_load(&libunwind_failed) ? "fp" : "libunwind";
 }
-
-#define PS_SIGCANCEL 32 /* glibc's SIGCANCEL: __SIGRTMIN, below the SIGRTMIN it lets programs use */
 
 static int set_handler_in_kernel(struct sigaction *old)
 {

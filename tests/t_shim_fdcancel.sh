@@ -49,6 +49,11 @@
 #    walk left its count up (66 of 400), so the first dlclose waited the whole 100 ms for walks
 #    that were over and libunwind went off for the run. Checked: the pairs take under 50 ms and
 #    perfscope.log never says a dlclose waited for the handler's walks.
+# 12. ownhandler: the program's own SIGPROF handler (ITIMER_PROF), on a thread in asynchronous
+#    cancellation, never returns; the thread must be cancelled there. The shim's handler, which
+#    calls the program's, blocks the C library's cancellation signal during its samples: before
+#    it opened it again for the program's handler, the cancellation never came (joined after 3
+#    s: no). Checked: cancelled, as without the shim.
 # Each also without the shim, for the program's own figures.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -73,7 +78,7 @@ def figures(res, what, mode):
 settings = {"spincancel": dict(HZ=199), "asynccancel": dict(HZ=199),
             "dup2cancel": dict(HZ=997, COUNTER_MS=0, UNWIND="fp")}
 for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecancel", "dup2cancel", "spincancel",
-             "holdstart", "asynccancel"):
+             "holdstart", "asynccancel", "ownhandler"):
     bare = figures(run([target("r_fdcancel"), mode], plain_env(), what=mode), mode + " without the shim", mode)
     env = shim_env("out-" + mode, **settings.get(mode, dict(HZ=997, COUNTER_MS=0)))
     got = figures(run([target("r_fdcancel"), mode], env, what=mode), mode + " under the shim", mode)
@@ -112,6 +117,10 @@ for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecan
               "after 400 threads in asynchronous cancellation were cancelled: %d cancelled, 20 dlopen/dlclose pairs "
               "%.1f ms (%.1f without the shim), perfscope.log %r" % (got["canceled"], got["dl_ms"], bare["dl_ms"],
                                                                     log[-300:]))
+    elif mode == "ownhandler":
+        check(got["canceled"] == bare["canceled"] == "yes",
+              "a thread in asynchronous cancellation inside its own SIGPROF handler: cancelled %s under the shim (%.1f ms), "
+              "%s without" % (got["canceled"], got["ms"], bare["canceled"]))
     elif mode == "latecancel":
         check(got["returned"] == bare["returned"] == 20,
               "threads returning with a cancellation pending: %d of 20 joined with their value under the shim "

@@ -32,6 +32,9 @@
  *   asynccancel: 400 threads in asynchronous cancellation, each cancelled after 2-4 ms of
  *     computing at the leaf of a 40-deep call chain, then 20 dlopen and dlclose pairs timed:
  *     "asynccancel canceled=N dl_ms=F"
+ *   ownhandler: the program's own SIGPROF handler (ITIMER_PROF) never returns on a thread in
+ *     asynchronous cancellation; the thread is cancelled there: "ownhandler canceled=yes|no
+ *     ms=F" (no: not within 3 s)
  *   reopen: 20,000 times close(0) then open("/dev/null"), 5 us apart, which must get 0 (the
  *     caller appends marker lines meanwhile from another process, so that a profiler's watcher
  *     opens its files often): "reopen rounds=20000 not_on_0=N" */
@@ -542,6 +545,54 @@ static int async_cancel(void)
     return 0;
 }
 
+/* ---- ownhandler */
+
+static volatile int in_own_handler;
+
+static void own_prof_handler(int sig)
+{
+    (void)sig;
+    in_own_handler = 1;
+    for (;;)
+        ; /* only a cancellation ends it */
+}
+
+static void *spin_async(void *arg)
+{
+    (void)arg;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    for (;;)
+        deep_sink++;
+    return NULL;
+}
+
+static int own_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = own_prof_handler;
+    sigaction(SIGPROF, &sa, NULL);
+    pthread_t t;
+    pthread_create(&t, NULL, spin_async, NULL);
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, NULL); /* the timer's signals go to the spinning thread */
+    struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+    setitimer(ITIMER_PROF, &it, NULL);
+    while (!in_own_handler)
+        usleep(1000);
+    double t0 = now_s();
+    pthread_cancel(t);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 3;
+    void *ret = NULL;
+    int rc = pthread_timedjoin_np(t, &ret, &until);
+    printf("ownhandler canceled=%s ms=%.1f\n", rc == 0 && ret == PTHREAD_CANCELED ? "yes" : "no", (now_s() - t0) * 1e3);
+    return 0;
+}
+
 /* ---- reopen */
 
 static int reopen(void)
@@ -578,8 +629,9 @@ int main(int argc, char **argv)
              : strcmp(mode, "holdstart") == 0 ? hold_start()
              : strcmp(mode, "reopen") == 0 ? reopen()
              : strcmp(mode, "asynccancel") == 0 ? async_cancel()
+             : strcmp(mode, "ownhandler") == 0 ? own_handler()
              : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel|"
-                        "dup2cancel|spincancel|holdstart|reopen|asynccancel\n"), 2);
+                        "dup2cancel|spincancel|holdstart|reopen|asynccancel|ownhandler\n"), 2);
     fflush(stdout);
     _exit(rc); /* the threads still waiting stay out of the way of exit */
 }
