@@ -54,6 +54,10 @@
 #    calls the program's, blocks the C library's cancellation signal during its samples: before
 #    it opened it again for the program's handler, the cancellation never came (joined after 3
 #    s: no). Checked: cancelled, as without the shim.
+# 13. ownlongjmp: a thread leaves its own SIGPROF handler by longjmp (a CPU-time limit's way),
+#    which keeps the handler's mask, opens SIGPROF again and sleeps; cancelled there. With the
+#    cancellation signal left blocked by the shim's handler the cancellation never came.
+#    Checked: cancelled, as without the shim.
 # Each also without the shim, for the program's own figures.
 set -u
 . "$ROOT/tests/lib.sh"
@@ -78,7 +82,7 @@ def figures(res, what, mode):
 settings = {"spincancel": dict(HZ=199), "asynccancel": dict(HZ=199),
             "dup2cancel": dict(HZ=997, COUNTER_MS=0, UNWIND="fp")}
 for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecancel", "dup2cancel", "spincancel",
-             "holdstart", "asynccancel", "ownhandler"):
+             "holdstart", "asynccancel", "ownhandler", "ownlongjmp"):
     bare = figures(run([target("r_fdcancel"), mode], plain_env(), what=mode), mode + " without the shim", mode)
     env = shim_env("out-" + mode, **settings.get(mode, dict(HZ=997, COUNTER_MS=0)))
     got = figures(run([target("r_fdcancel"), mode], env, what=mode), mode + " under the shim", mode)
@@ -117,6 +121,10 @@ for mode in ("inclose", "atstart", "inhandler", "busystart", "longjmp", "latecan
               "after 400 threads in asynchronous cancellation were cancelled: %d cancelled, 20 dlopen/dlclose pairs "
               "%.1f ms (%.1f without the shim), perfscope.log %r" % (got["canceled"], got["dl_ms"], bare["dl_ms"],
                                                                     log[-300:]))
+    elif mode == "ownlongjmp":
+        check(got["canceled"] == bare["canceled"] == "yes",
+              "a thread that left its own SIGPROF handler by longjmp, then slept: cancelled %s under the shim, %s without"
+              % (got["canceled"], bare["canceled"]))
     elif mode == "ownhandler":
         check(got["canceled"] == bare["canceled"] == "yes",
               "a thread in asynchronous cancellation inside its own SIGPROF handler: cancelled %s under the shim (%.1f ms), "

@@ -35,6 +35,8 @@
  *   ownhandler: the program's own SIGPROF handler (ITIMER_PROF) never returns on a thread in
  *     asynchronous cancellation; the thread is cancelled there: "ownhandler canceled=yes|no
  *     ms=F" (no: not within 3 s)
+ *   ownlongjmp: a thread leaves its own SIGPROF handler by longjmp (a CPU-time limit's way),
+ *     opens SIGPROF again and sleeps; it is cancelled there: "ownlongjmp canceled=yes|no"
  *   reopen: 20,000 times close(0) then open("/dev/null"), 5 us apart, which must get 0 (the
  *     caller appends marker lines meanwhile from another process, so that a profiler's watcher
  *     opens its files often): "reopen rounds=20000 not_on_0=N" */
@@ -593,6 +595,52 @@ static int own_handler(void)
     return 0;
 }
 
+/* ---- ownlongjmp */
+
+static jmp_buf cpu_limit;
+
+static void cpu_limit_reached(int sig)
+{
+    (void)sig;
+    longjmp(cpu_limit, 1); /* the mask inside the handler stays */
+}
+
+static void *compute_until_limit(void *arg)
+{
+    (void)arg;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cpu_limit_reached;
+    sigaction(SIGPROF, &sa, NULL);
+    if (!setjmp(cpu_limit)) {
+        struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+        setitimer(ITIMER_PROF, &it, NULL);
+        for (;;)
+            deep_sink++;
+    }
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+    sleep(100); /* a cancellation point, where the cancellation comes */
+    return NULL;
+}
+
+static int own_longjmp(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, compute_until_limit, NULL);
+    sleep(1);
+    pthread_cancel(t);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 3;
+    void *ret = NULL;
+    int rc = pthread_timedjoin_np(t, &ret, &until);
+    printf("ownlongjmp canceled=%s\n", rc == 0 && ret == PTHREAD_CANCELED ? "yes" : "no");
+    return 0;
+}
+
 /* ---- reopen */
 
 static int reopen(void)
@@ -630,8 +678,9 @@ int main(int argc, char **argv)
              : strcmp(mode, "reopen") == 0 ? reopen()
              : strcmp(mode, "asynccancel") == 0 ? async_cancel()
              : strcmp(mode, "ownhandler") == 0 ? own_handler()
+             : strcmp(mode, "ownlongjmp") == 0 ? own_longjmp()
              : (fprintf(stderr, "usage: r_fdcancel inclose|atstart|inhandler|busystart|longjmp|latecancel|"
-                        "dup2cancel|spincancel|holdstart|reopen|asynccancel|ownhandler\n"), 2);
+                        "dup2cancel|spincancel|holdstart|reopen|asynccancel|ownhandler|ownlongjmp\n"), 2);
     fflush(stdout);
     _exit(rc); /* the threads still waiting stay out of the way of exit */
 }
