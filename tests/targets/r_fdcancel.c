@@ -85,6 +85,40 @@ static void *note_start(void *arg)
     return NULL;
 }
 
+/* n threads started one after another, gap_us apart (creation to first instruction): how many
+ * took over over_s; their mean in ms into *mean_ms. */
+static int time_starts(int n, double over_s, useconds_t gap_us, double *mean_ms)
+{
+    int slow = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        double t0 = now_s();
+        pthread_create(&t, NULL, note_start, NULL);
+        pthread_join(t, NULL);
+        double d = first_instruction_at - t0;
+        sum += d;
+        slow += d > over_s;
+        if (gap_us)
+            usleep(gap_us);
+    }
+    *mean_ms = sum / n * 1e3;
+    return slow;
+}
+
+/* Threads started and joined one after another until churning is 0: arg, their function. */
+static volatile int churning = 1;
+
+static void *churn_threads(void *arg)
+{
+    while (churning) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, (void *(*)(void *))arg, NULL) == 0)
+            pthread_join(t, NULL);
+    }
+    return NULL;
+}
+
 static int in_close(void)
 {
     pthread_t t;
@@ -92,14 +126,8 @@ static int in_close(void)
     usleep(20000);
     pthread_cancel(t);
     pthread_join(t, NULL);
-    int slow_starts = 0;
-    for (int i = 0; i < 50; i++) {
-        double t0 = now_s();
-        pthread_create(&t, NULL, note_start, NULL);
-        pthread_join(t, NULL);
-        if (first_instruction_at - t0 > 0.040)
-            slow_starts++;
-    }
+    double mean_ms;
+    int slow_starts = time_starts(50, 0.040, 0, &mean_ms);
     long closes = 0;
     int slow_closes = 0;
     for (double t0 = now_s(); now_s() - t0 < 2.0;) {
@@ -132,18 +160,6 @@ static void *short_sleep(void *arg)
     return NULL;
 }
 
-static volatile int spawning = 1;
-
-static void *spawner(void *arg)
-{
-    (void)arg;
-    while (spawning) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, short_sleep, NULL) == 0)
-            pthread_join(t, NULL);
-    }
-    return NULL;
-}
 
 static int at_start(void)
 {
@@ -156,7 +172,7 @@ static int at_start(void)
     int next = open("/dev/null", O_RDONLY);
     close(next);
     pthread_t s;
-    pthread_create(&s, NULL, spawner, NULL);
+    pthread_create(&s, NULL, churn_threads, (void *)short_sleep);
     int slow = 0;
     for (int i = 0; i < 200; i++) {
         int fd = open("/dev/null", O_RDONLY);
@@ -166,7 +182,7 @@ static int at_start(void)
             slow++;
         usleep(1000);
     }
-    spawning = 0;
+    churning = 0;
     pthread_join(s, NULL);
     printf("atstart next_fd=%d closes_over_40ms=%d closes=200\n", next, slow);
     return 0;
@@ -274,25 +290,16 @@ static void *close_high_numbers(void *arg)
 
 static int busy_start(void)
 {
-    pthread_t closers[8], t;
+    pthread_t closers[8];
     for (long i = 0; i < 8; i++)
         pthread_create(&closers[i], NULL, close_high_numbers, (void *)i);
     usleep(50000);
-    int slow = 0;
-    double sum = 0;
-    for (int i = 0; i < 200; i++) {
-        double t0 = now_s();
-        pthread_create(&t, NULL, note_start, NULL);
-        pthread_join(t, NULL);
-        double d = first_instruction_at - t0;
-        sum += d;
-        if (d > 0.040)
-            slow++;
-    }
+    double mean_ms;
+    int slow = time_starts(200, 0.040, 0, &mean_ms);
     closing = 0;
     for (int i = 0; i < 8; i++)
         pthread_join(closers[i], NULL);
-    printf("busystart starts=200 starts_over_40ms=%d mean_ms=%.2f\n", slow, sum / 200 * 1e3);
+    printf("busystart starts=200 starts_over_40ms=%d mean_ms=%.2f\n", slow, mean_ms);
     return 0;
 }
 
@@ -391,18 +398,6 @@ static int late_cancel(void)
 /* ---- dup2cancel, spincancel */
 
 static _Atomic int pending_ready, pending_go;
-static volatile int churning = 1;
-
-static void *start_and_join(void *arg)
-{
-    (void)arg;
-    while (churning) {
-        pthread_t t;
-        if (pthread_create(&t, NULL, note_start, NULL) == 0)
-            pthread_join(t, NULL);
-    }
-    return NULL;
-}
 
 /* Cancellation disabled until every thread is cancelled, then enabled (pending, deferred) for
  * work that passes no cancellation point, then disabled before the return. */
@@ -431,7 +426,7 @@ static int pending_cancel(const char *mode, int n, long spin, int churners)
 {
     pthread_t w[20], c[3];
     for (int i = 0; i < churners; i++)
-        pthread_create(&c[i], NULL, start_and_join, NULL);
+        pthread_create(&c[i], NULL, churn_threads, (void *)note_start);
     for (int i = 0; i < n; i++)
         pthread_create(&w[i], NULL, pending_worker, (void *)spin);
     while (atomic_load(&pending_ready) < n)
@@ -478,24 +473,14 @@ static void *file_loop(void *arg)
 static int hold_start(void)
 {
     close(0);
-    pthread_t f, t;
+    pthread_t f;
     pthread_create(&f, NULL, file_loop, NULL);
     usleep(100000);
-    int slow = 0;
-    double sum = 0;
-    for (int i = 0; i < 30; i++) {
-        double t0 = now_s();
-        pthread_create(&t, NULL, note_start, NULL);
-        pthread_join(t, NULL);
-        double d = first_instruction_at - t0;
-        sum += d;
-        if (d > 0.020)
-            slow++;
-        usleep(1000);
-    }
+    double mean_ms;
+    int slow = time_starts(30, 0.020, 1000, &mean_ms);
     filing = 0;
     pthread_join(f, NULL);
-    printf("holdstart starts=30 starts_over_20ms=%d mean_ms=%.2f files=%ld not_on_0=%ld\n", slow, sum / 30 * 1e3,
+    printf("holdstart starts=30 starts_over_20ms=%d mean_ms=%.2f files=%ld not_on_0=%ld\n", slow, mean_ms,
            (long)files, (long)not_on_0);
     return 0;
 }
