@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,16 +44,18 @@ static long env_long(const char *name, const char *alt, long def, long lo, long 
     return x;
 }
 
+/* The paths below are joined without stdio: every image reads its configuration at start, and
+ * snprintf's first call there faulted its code in (safefmt_join). */
 static void absolute(char *dst, size_t size, const char *path)
 {
     if (path[0] == '/') {
-        snprintf(dst, size, "%s", path);
+        safefmt_join(dst, size, path, NULL, NULL);
         return;
     }
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
-        snprintf(cwd, sizeof cwd, ".");
-    snprintf(dst, size, "%s/%s", cwd, path);
+        safefmt_join(cwd, sizeof cwd, ".", NULL, NULL);
+    safefmt_join(dst, size, cwd, "/", path);
 }
 
 /* The markers file's variable: LLMPERFSCOPE_MARKERS, else PERFSCOPE_MARKERS (the same variable
@@ -92,17 +93,17 @@ void config_read(void)
     const char *prefix = getenv("LLMPERFSCOPE_CPUPROF_OUT");
     if (out && *out) {
         absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, out);
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/" RUN_SAMPLES_PREFIX, ps_cfg.out_dir);
+        safefmt_join(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, ps_cfg.out_dir, "/" RUN_SAMPLES_PREFIX, NULL);
     } else if (prefix && *prefix) {
         /* The reference harness names a file prefix; its folder is the run folder. */
         absolute(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, prefix);
-        snprintf(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "%s", ps_cfg.file_prefix);
+        safefmt_join(ps_cfg.out_dir, sizeof ps_cfg.out_dir, ps_cfg.file_prefix, NULL, NULL);
         char *slash = strrchr(ps_cfg.out_dir, '/');
         if (slash && slash != ps_cfg.out_dir)
             *slash = 0;
     } else {
         absolute(ps_cfg.out_dir, sizeof ps_cfg.out_dir, "perfscope-out");
-        snprintf(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, "%s/" RUN_SAMPLES_PREFIX, ps_cfg.out_dir);
+        safefmt_join(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, ps_cfg.out_dir, "/" RUN_SAMPLES_PREFIX, NULL);
     }
     ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
     ps_cfg.clock = (enum ps_clock)env_choice("PERFSCOPE_CLOCK", ps_clock_names);
@@ -115,9 +116,9 @@ void config_read(void)
     if (markers)
         absolute(ps_cfg.markers, sizeof ps_cfg.markers, markers);
     const char *pc = getenv("PERFSCOPE_POWERCAP_ROOT");
-    snprintf(ps_cfg.powercap_root, sizeof ps_cfg.powercap_root, "%s", pc && *pc ? pc : "/sys/class/powercap");
+    safefmt_join(ps_cfg.powercap_root, sizeof ps_cfg.powercap_root, pc && *pc ? pc : "/sys/class/powercap", NULL, NULL);
     const char *nvml = getenv("PERFSCOPE_NVML");
-    snprintf(ps_cfg.nvml_path, sizeof ps_cfg.nvml_path, "%s", nvml && *nvml ? nvml : "libnvidia-ml.so.1");
+    safefmt_join(ps_cfg.nvml_path, sizeof ps_cfg.nvml_path, nvml && *nvml ? nvml : "libnvidia-ml.so.1", NULL, NULL);
 }
 
 /* Our own variables hold absolute paths from here on, so children that start in another

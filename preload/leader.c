@@ -36,6 +36,7 @@
 #include "procs.h"
 #include "runid.h"
 #include "sampler.h"
+#include "safefmt.h"
 #include "shim.h"
 #include "shimopen.h"
 #include "sigmask.h"
@@ -66,18 +67,40 @@ struct leader_state {
     char run_id[RUNID_MAX];
 };
 
+/* The number after `key` at *p, and *p moved past it; 0 when the text there is not key and a
+ * number. Without stdio: every image reads .leader at its start (runid.c), and sscanf's first
+ * call faulted its code in. */
+static int state_field(const char **p, const char *key, long long *out)
+{
+    while (**p == ' ')
+        (*p)++;
+    size_t n = strlen(key);
+    if (strncmp(*p, key, n) != 0)
+        return 0;
+    char *end;
+    *out = strtoll(*p + n, &end, 10);
+    if (end == *p + n)
+        return 0;
+    *p = end;
+    return 1;
+}
+
 static void state_parse(const char *buf, struct leader_state *s)
 {
     memset(s, 0, sizeof *s);
-    int used = 0;
-    if (sscanf(buf, "pid=%ld offset=%lld line=%ld%n", &s->first_pid, &s->offset, &s->line_no, &used) != 3) {
+    const char *at = buf;
+    long long pid, line;
+    if (!state_field(&at, "pid=", &pid) || !state_field(&at, "offset=", &s->offset) ||
+        !state_field(&at, "line=", &line)) {
         memset(s, 0, sizeof *s);
         return;
     }
-    const char *t0 = strstr(buf + used, " t0=");
+    s->first_pid = (long)pid;
+    s->line_no = (long)line;
+    const char *t0 = strstr(at, " t0=");
     if (t0)
         s->t0 = strtoull(t0 + 4, NULL, 10);
-    const char *run = strstr(buf + used, " run=");
+    const char *run = strstr(at, " run=");
     if (run) {
         size_t n = strcspn(run + 5, " \n");
         if (n < sizeof s->run_id && !(n == 1 && run[5] == '-')) { /* "-": none */
@@ -423,7 +446,7 @@ int leader_folder_state(char *run_id, size_t size, int *lock_held)
         buf[n] = 0;
         struct leader_state s;
         state_parse(buf, &s);
-        snprintf(run_id, size, "%s", s.run_id);
+        safefmt_join(run_id, size, s.run_id, NULL, NULL);
     }
     return 1;
 }

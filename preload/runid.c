@@ -30,6 +30,7 @@
 #include "leader.h"
 #include "procs.h"
 #include "runfolder.h"
+#include "safefmt.h"
 #include "shim.h"
 
 static char run_id[RUNID_MAX];
@@ -118,12 +119,12 @@ enum runid_verdict runid_decide(char *why, size_t size)
     /* Rule 3 as .leader alone answers it (every process of a run after its first): meta.json,
      * read and parsed for nothing else here, is left alone. */
     if (has_leader && folder_id[0] && env && strcmp(env, folder_id) == 0) {
-        snprintf(run_id, sizeof run_id, "%s", folder_id);
+        safefmt_join(run_id, sizeof run_id, folder_id, NULL, NULL);
         return verdict = RUNID_JOIN;
     }
     int has_meta = meta_facts(status, sizeof status, meta_id, sizeof meta_id);
     if (!folder_id[0])
-        snprintf(folder_id, sizeof folder_id, "%s", meta_id);
+        safefmt_join(folder_id, sizeof folder_id, meta_id, NULL, NULL);
     if (!has_leader && !has_meta && !exists(RUN_META) && !exists(RUN_PROCS)) {
         make_id();
         is_new = 1;
@@ -136,7 +137,7 @@ enum runid_verdict runid_decide(char *why, size_t size)
     }
     if (env && *env && folder_id[0]) {
         if (strcmp(env, folder_id) == 0) {
-            snprintf(run_id, sizeof run_id, "%s", folder_id);
+            safefmt_join(run_id, sizeof run_id, folder_id, NULL, NULL);
             return verdict = RUNID_JOIN;
         }
         return refuse(why, size, "another run (run %s, status %s)", folder_id, status[0] ? status : "unknown");
@@ -148,7 +149,7 @@ enum runid_verdict runid_decide(char *why, size_t size)
                       folder_id[0] ? "" : ", from a shim without run ids");
     if (lock_held || ps_run_pids(pids, 4) > 0) {
         if (folder_id[0])
-            snprintf(run_id, sizeof run_id, "%s", folder_id);
+            safefmt_join(run_id, sizeof run_id, folder_id, NULL, NULL);
         else
             make_id(); /* a run of a shim without run ids, in progress: its processes from here on */
         return verdict = RUNID_JOIN;

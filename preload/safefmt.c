@@ -106,3 +106,15 @@ void safefmt_json_str(struct safefmt *f, const char *s)
     }
     safefmt_mem(f, "\"", 1);
 }
+
+void safefmt_join(char *dst, size_t size, const char *a, const char *b, const char *c)
+{
+    if (!size)
+        return;
+    const char *parts[3] = {a, b, c};
+    size_t n = 0;
+    for (int i = 0; i < 3; i++)
+        for (const char *p = parts[i]; p && *p && n + 1 < size; p++)
+            dst[n++] = *p;
+    dst[n] = 0;
+}

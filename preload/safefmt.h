@@ -24,5 +24,9 @@ void safefmt_i64(struct safefmt *f, int64_t v);
 void safefmt_fixed(struct safefmt *f, double v, int decimals);
 /* s as a JSON string, quoted and escaped as cJSON escapes it. */
 void safefmt_json_str(struct safefmt *f, const char *s);
+/* dst = a, b and c (b and c may be NULL) joined, cut short to fit as snprintf("%s%s%s") cuts:
+ * the one exception to "never cut silently", for the copies every image's start makes (its
+ * configuration, the run id), where snprintf's first call faulted its code in. */
+void safefmt_join(char *dst, size_t size, const char *a, const char *b, const char *c);
 
 #endif
