@@ -119,6 +119,19 @@ static void *churn_threads(void *arg)
     return NULL;
 }
 
+/* Cancels t and joins it within 3 s: "yes" when it ended cancelled, "no" otherwise (a
+ * cancellation lost or never acted on; the thread is then left running). */
+static const char *cancel_within_3s(pthread_t t)
+{
+    pthread_cancel(t);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 3;
+    void *ret = NULL;
+    int rc = pthread_timedjoin_np(t, &ret, &until);
+    return rc == 0 && ret == PTHREAD_CANCELED ? "yes" : "no";
+}
+
 static int in_close(void)
 {
     pthread_t t;
@@ -570,13 +583,8 @@ static int own_handler(void)
     while (!in_own_handler)
         usleep(1000);
     double t0 = now_s();
-    pthread_cancel(t);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 3;
-    void *ret = NULL;
-    int rc = pthread_timedjoin_np(t, &ret, &until);
-    printf("ownhandler canceled=%s ms=%.1f\n", rc == 0 && ret == PTHREAD_CANCELED ? "yes" : "no", (now_s() - t0) * 1e3);
+    const char *canceled = cancel_within_3s(t);
+    printf("ownhandler canceled=%s ms=%.1f\n", canceled, (now_s() - t0) * 1e3);
     return 0;
 }
 
@@ -616,13 +624,7 @@ static int own_longjmp(void)
     pthread_t t;
     pthread_create(&t, NULL, compute_until_limit, NULL);
     sleep(1);
-    pthread_cancel(t);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 3;
-    void *ret = NULL;
-    int rc = pthread_timedjoin_np(t, &ret, &until);
-    printf("ownlongjmp canceled=%s\n", rc == 0 && ret == PTHREAD_CANCELED ? "yes" : "no");
+    printf("ownlongjmp canceled=%s\n", cancel_within_3s(t));
     return 0;
 }
 
