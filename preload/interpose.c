@@ -414,34 +414,34 @@ PS_API int fexecve(int fd, char *const argv[], char *const envp[])
 /* posix_spawn's child execs inside the C library, past the wrappers above: its environment is
  * rewritten here, and it inherits the mask the target asked for (sigmask.c). (system() and
  * popen() hand on environ, made right at start; sigmask.c wraps them for the mask.) */
-PS_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
-                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                        char *const[], char *const[]);
+static int spawn_through(spawn_fn real, pid_t *pid, const char *what, const posix_spawn_file_actions_t *actions,
+                         const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    PS_RESOLVE(posix_spawn);
     struct execenv e;
     char *const *env = execenv_fix(envp, &e);
     int held = sigmask_hold_for_child(attr);
     int ignored = sampler_ignore_for_child();
-    int rc = real_posix_spawn(pid, path, actions, attr, argv, env);
+    int rc = real(pid, what, actions, attr, argv, env);
     sampler_handler_back(ignored);
     sigmask_release_after_child(held);
     execenv_release(&e);
     return rc;
 }
 
+PS_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    PS_RESOLVE(posix_spawn);
+    return spawn_through(real_posix_spawn, pid, path, actions, attr, argv, envp);
+}
+
 PS_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
                         const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     PS_RESOLVE(posix_spawnp);
-    struct execenv e;
-    char *const *env = execenv_fix(envp, &e);
-    int held = sigmask_hold_for_child(attr);
-    int ignored = sampler_ignore_for_child();
-    int rc = real_posix_spawnp(pid, file, actions, attr, argv, env);
-    sampler_handler_back(ignored);
-    sigmask_release_after_child(held);
-    execenv_release(&e);
-    return rc;
+    return spawn_through(real_posix_spawnp, pid, file, actions, attr, argv, envp);
 }
 
 /* The execl family builds an argv and goes through the wrappers above. */
