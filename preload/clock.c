@@ -527,19 +527,20 @@ int clock_arm(struct ps_thread *t, int self)
  * buffers are not there at all (the kernel maps them VM_DONTCOPY), so nothing is unmapped. */
 static void close_perf(struct ps_thread *t, int child)
 {
-    if (t->perf_fd < 0)
+    /* Taken once: the thread's own end and a target's dup2 onto its number (clock_relocate_fd)
+     * may both come here. The writer reads perf_fd -1 as "closed": a call-chain buffer (kept
+     * below) may go once it is empty. */
+    int fd = __atomic_exchange_n(&t->perf_fd, -1, __ATOMIC_ACQ_REL);
+    if (fd < 0)
         return;
     atomic_fetch_sub(&perf_fds_open, 1);
-    fds_mark(t->perf_fd, 0);
+    fds_mark(fd, 0);
     if (t->perf_rb && !t->kchain && !child)
         munmap(t->perf_rb, t->perf_rb_len);
     if (!t->kchain || child) {
         t->perf_rb = NULL;
         t->kchain = 0;
     }
-    int fd = t->perf_fd;
-    /* The writer reads perf_fd -1 as "closed": the buffer may go once it is empty. */
-    __atomic_store_n(&t->perf_fd, -1, __ATOMIC_RELEASE);
     ps_real_close(fd);
     t->perf_first = 0;
 }
@@ -573,8 +574,17 @@ int clock_relocate_fd(struct ps_thread *t)
     /* The target wants our descriptor number (dup2 onto it): take another one, then point
      * the signal's si_fd at it by registering O_ASYNC again. */
     int fd = fcntl(t->perf_fd, F_DUPFD_CLOEXEC, t->perf_fd + 1);
-    if (fd < 0)
+    if (fd < 0) {
+        /* No number above it is free (a target that dup2s onto every number up to its limit):
+         * the thread's clock goes, and its number with it, rather than our event stay marked
+         * on a number the dup2 gives the target (its close refused, our ioctls and close
+         * reaching its file). The thread is not sampled from here on. */
+        int was = t->perf_fd;
+        clock_disarm(t);
+        ps_log("the target's dup2 onto descriptor %d found no free number above it to move thread %d's "
+               "perf event to: that thread is no longer sampled", was, (int)t->tid);
         return -1;
+    }
     fds_mark(fd, 1);
     fcntl(fd, F_SETFL, O_NONBLOCK);
     fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK);

@@ -567,18 +567,28 @@ int leader_is_us(void)
 }
 
 /* The target wants fd (dup2 onto it): if it is one of ours, ours moves to another number first
- * (dup2 itself closes the old one). */
+ * (dup2 itself closes the old one). Where no number above it is free (a target that dup2s onto
+ * every number up to its limit), ours is given up instead: the number is the target's, and
+ * nothing of the shim's may read, write or close it after the dup2 (an eventfd wake-up written
+ * into the target's file, the leader's state into its stdout, its close refused). What that
+ * costs is said once: without the lock the leadership is no longer held (the flock goes with the
+ * description the dup2 closes), without the watch or the wake-up the watcher polls on its timeout. */
 void leader_relocate_fd(int fd)
 {
     int *holders[] = { &lock_fd, &inotify_fd, &wake_fd };
+    static const char *const what[] = { "the leader's lock (another process of the run may take the lead)",
+                                        "the markers watch (the markers file is read on the watcher's timeout)",
+                                        "the watcher's wake-up (it stops on its timeout)" };
     for (size_t i = 0; i < 3; i++) {
         if (*holders[i] != fd)
             continue;
         int moved = fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
-        if (moved >= 0) {
+        if (moved >= 0)
             fds_mark(moved, 1);
-            fds_mark(fd, 0);
-            *holders[i] = moved;
-        }
+        else
+            ps_log("the target's dup2 onto descriptor %d found no free number above it to move %s to: given up", fd,
+                   what[i]);
+        *holders[i] = moved;
+        fds_mark(fd, 0);
     }
 }

@@ -12,11 +12,16 @@
 #                 of 4096): its files hold only its own bytes, its writes and closes work; the
 #                 shim turns libunwind off and says so (before: close EBADF, libunwind read,
 #                 wrote and closed the target's files there)
+# 16 dup2all      the target dup2s its file onto every number up to its limit (64 and 1024, markers
+#                 on, so the leader's lock, watch and wake-up are open): every dup2 and close works
+#                 and the file stays empty; no number above was free to move the shim's to, so the
+#                 shim gives them up (before: close EBADF, the wake-up's 8 bytes written into the
+#                 target's file; a transparency review, 2026-12-07)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_fds.sh 8`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_closerange r_fdnum r_forktransit r_unwpipe; do
+for t in r_closerange r_fdnum r_forktransit r_unwpipe r_dup2all; do
     build_target "$t"
 done
 
@@ -59,9 +64,20 @@ def c_unwpipe():
     need("libunwind's pipe" in log, "r_unwpipe: the log does not say libunwind went off: %r" % log)
 
 
+def c_dup2all():
+    for lim in (64, 1024):
+        out = "out-dup2all-%d" % lim
+        markers = os.path.abspath(out + ".markers")
+        open(markers, "w").close()
+        argv = ["sh", "-c", 'ulimit -n %d && exec "$0" "$1"' % lim, target("r_dup2all"), os.path.abspath("dup2all-%d.dat" % lim)]
+        base_then_shim(argv, out, lambda b: b.rc == 0 and b.stdout == b"dup2 failed 0, close failed 0, bytes 0\n",
+                       "r_dup2all (limit %d)" % lim, LLMPERFSCOPE_MARKERS=markers)
+
+
 CASES = [(8, "closerange", c_closerange),
          (10, "fdnum", c_fdnum),
          (14, "forktransit", c_forktransit),
-         (15, "unwpipe", c_unwpipe)]
+         (15, "unwpipe", c_unwpipe),
+         (16, "dup2all", c_dup2all)]
 run_cases(CASES, sys.argv[1:])
 EOF
