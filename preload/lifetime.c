@@ -4,9 +4,16 @@
  * process would live on, SIGTERM pending. So each shim thread, at each pass, asks whether the
  * target is gone: the main thread a zombie (/proc/self/stat) and no thread left but the shim's
  * (/proc/self/status's Threads). Then the run is finished with the main thread's own status
- * (the stat file's exit_code) and the shim's threads return: glibc's own count then ends the
- * process with exit(0) (atexit handlers run, stdio flushed) when the main thread left through
- * pthread_exit, or lets it end with the main thread's status when it left by a raw exit. Both
+ * (the stat file's exit_code) and the shim's threads end: when the main thread left through
+ * pthread_exit they return, and glibc's own count ends the process with exit(0) (atexit
+ * handlers run, stdio flushed); when it left by a raw exit (SYS_exit, the one exit seccomp
+ * strict mode allows) they end by the same raw exit, since the kernel gives the process the
+ * status of its last thread to end (returning, the last shim thread gave 0): with the main
+ * thread's code, or 0 where a thread of the target was still there when the main thread was
+ * seen gone, or was seen ending after it (a thread ending through the C library ends with 0;
+ * the code of one ending by a raw exit of its own is not known, and a thread that ended in the
+ * second before the main thread was seen gone counts as before it: docs/shim.md, Known
+ * limits). Both
  * reads only over-count while a thread is starting or ending, so the target is never declared
  * gone too early. Never on the target's threads except the two notes from wrappers. */
 #include "lifetime.h"
@@ -18,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,7 +40,11 @@
 #define CLOSE_FOR_NS 1000000000ull  /* checks every 10 ms for this long after a note */
 #define ENDING_FOR_NS 50000000ull   /* and every 2 ms for this long after a thread ended */
 
-static _Atomic int main_ended;   /* the main thread left through pthread_exit */
+static _Atomic int main_ended;   /* the main thread left, or is leaving (seen or noted) */
+static _Atomic int main_pthread_exit; /* it left through pthread_exit (its wrapper said so) */
+static _Atomic int raw_exit_code = -1; /* the run finished after a raw exit of the main thread: the code to end with */
+static _Atomic uint64_t main_gone_ns; /* when a check first saw the main thread gone (a raw exit) */
+static _Atomic int others_at_gone; /* the target's other threads still there then */
 static _Atomic int closely;      /* it may end unseen (strict mode) */
 static _Atomic uint64_t noted_ns; /* the last note that the target may be ending */
 static _Atomic uint64_t ending_ns; /* the last thread of the target's seen ending */
@@ -51,6 +63,7 @@ void lifetime_main_exiting(void)
     if (!ps_active || getpid() != ps_pid)
         return;
     atomic_store(&main_ended, 1);
+    atomic_store(&main_pthread_exit, 1);
     atomic_store(&ending_ns, ps_now_ns()); /* the main thread itself is gone within microseconds */
     note();
 }
@@ -72,6 +85,9 @@ void lifetime_watch_closely(void)
 void lifetime_shim_thread(int delta)
 {
     atomic_fetch_add(&shim_threads, delta);
+    int code = atomic_load(&raw_exit_code);
+    if (delta < 0 && code >= 0)
+        syscall(SYS_exit, code); /* whichever shim thread ends last gives the process its status */
 }
 
 long lifetime_period_ms(long normal)
@@ -147,17 +163,28 @@ int lifetime_check(void)
     int code = 0;
     if (main_state(&state, &code) != 0 || (state != 'Z' && state != 'X'))
         return 0;
-    if (!atomic_exchange(&main_ended, 1)) /* however it ended: watch closely from now on */
+    int first_seen = !atomic_exchange(&main_ended, 1);
+    if (first_seen) { /* however it ended: watch closely from now on */
         atomic_store(&noted_ns, now);
+        atomic_store(&main_gone_ns, now); /* thread ends from now on store ending_ns */
+    }
     int n = threads_now();
+    if (first_seen && n > 1 + atomic_load(&shim_threads))
+        atomic_store(&others_at_gone, 1); /* one of them will be the last thread to end */
     /* The zombie main thread is still counted, and so are the shim's running threads. */
     if (n < 0 || n > 1 + atomic_load(&shim_threads))
         return 0;
+    int raw = !atomic_load(&main_pthread_exit) && WIFEXITED(code);
+    if (raw && (atomic_load(&others_at_gone) ||
+                (atomic_load(&main_gone_ns) && atomic_load(&ending_ns) > atomic_load(&main_gone_ns))))
+        code = 0; /* the process's status is its last thread's: one of the target's, after the main thread */
     char status[48] = "ok";
     if (WIFSIGNALED(code))
         snprintf(status, sizeof status, "signal %s", fatal_signal_name(WTERMSIG(code)));
     else if (WEXITSTATUS(code) != 0)
         snprintf(status, sizeof status, "exit %d", WEXITSTATUS(code));
+    if (raw)
+        atomic_store(&raw_exit_code, WEXITSTATUS(code)); /* before any shim thread ends (shim_finish stops the others) */
     shim_finish(status);
     return 1;
 }
@@ -165,6 +192,10 @@ int lifetime_check(void)
 void lifetime_after_fork(void)
 {
     atomic_store(&main_ended, 0);
+    atomic_store(&main_pthread_exit, 0);
+    atomic_store(&raw_exit_code, -1);
+    atomic_store(&main_gone_ns, 0);
+    atomic_store(&others_at_gone, 0);
     atomic_store(&closely, 0);
     atomic_store(&shim_threads, 0);
     atomic_store(&last_check_ns, 0);

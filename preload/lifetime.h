@@ -2,7 +2,7 @@
  * has ended (pthread_exit, or a raw exit: seccomp strict mode) and the last of the target's
  * threads is gone, the shim finishes the run and its threads end, so the process ends as it
  * would without them: glibc's exit(0) when the main thread left through pthread_exit, the main
- * thread's own status otherwise. Never called from a signal handler. */
+ * thread's own status after a raw exit (the shim's threads end by the same raw exit). Never called from a signal handler. */
 #ifndef PERFSCOPE_LIFETIME_H
 #define PERFSCOPE_LIFETIME_H
 
@@ -12,7 +12,9 @@ void lifetime_main_exiting(void);
 void lifetime_thread_ending(void);
 /* The main thread may end without any wrapper seeing it (it entered seccomp strict mode). */
 void lifetime_watch_closely(void);
-/* A thread of the shim's starts (+1) or ends (-1). */
+/* A thread of the shim's starts (+1) or ends (-1), as the last thing it does: after a raw exit
+ * of the main thread has finished the run, -1 does not return (the thread ends by the same raw
+ * exit, with the main thread's code). */
 void lifetime_shim_thread(int delta);
 /* A shim thread's period: `normal`, or 10 ms while the target may be ending. */
 long lifetime_period_ms(long normal);

@@ -5,8 +5,11 @@
 #  1 pthread_exit  the main thread ends with pthread_exit, a worker burns 0.2 s: same output
 #                  (atexit ran), status 0, no hang, at 997 Hz and at PERFSCOPE_HZ=0
 #                  PERFSCOPE_COUNTER_MS=0; meta.json "ok", an exit line; the end time is noted
-#  2 strict        seccomp strict mode, then writes and a raw exit(2): same output, status 0, no
-#                  hang; the log says the thread was no longer sampled
+#  2 strict        seccomp strict mode, then writes and a raw exit(2) of 0, then of 6: same output,
+#                  the same status (6: the last shim thread to end ends by the same raw exit; it
+#                  returned before, and the process ended 0), no hang; the log says the thread was
+#                  no longer sampled; and a main thread's raw exit(2) of 6 with a worker that ends
+#                  after it through the C library: status 0 as without the shim (the last thread's)
 #  3 seccomp       a filter that kills on openat (prctl, and seccomp(2) with TSYNC), then exit(3),
 #                  return 3, _exit(3) or SIGTERM: same output and status; meta.json and
 #                  procs.jsonl have the real status; the log says what stopped; a process the
@@ -27,7 +30,7 @@
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in x_pthread_exit x_strict x_seccomp_open x_rawexit x_resethand x_quick_exit r_daemon; do
+for t in x_pthread_exit x_strict x_mainrawexit x_seccomp_open x_rawexit x_resethand x_quick_exit r_daemon; do
     build_target "$t"
 done
 REVIEW_PERF=0
@@ -77,16 +80,28 @@ def c_pthread_exit():
 
 def c_strict():
     exe = target("x_strict")
-    base = run([exe], plain_env(), timeout=20, what="x_strict")
-    need(base.rc == 0 and base.stdout == b"strict ok\n", "x_strict without the shim: %s %r" % (sig_name(base.rc), base.stdout))
+    for code in (0, 6):
+        base = run([exe, str(code)], plain_env(), timeout=20, what="x_strict %d" % code)
+        need(base.rc == code and base.stdout == b"strict ok\n",
+             "x_strict %d without the shim: %s %r" % (code, sig_name(base.rc), base.stdout))
+        for label, kw in (("997 Hz", {}), ("HZ=0", {"HZ": 0})):
+            what = "x_strict %d %s" % (code, label)
+            out = "out-strict-%d-%d" % (code, len(kw))
+            res = run([exe, str(code)], senv(out, **kw), timeout=20, what=what)
+            same(base, res, what)
+            status = "exit %d" % code if code else "ok"
+            need(meta_of(out).get("status") == status, "%s: meta.json status %r" % (what, meta_of(out).get("status")))
+            need("seccomp strict mode" in log_of(out), "%s: the log does not say the thread entered strict mode: %r"
+                 % (what, log_of(out)))
+    exe = target("x_mainrawexit")
+    base = run([exe], plain_env(), timeout=20, what="x_mainrawexit")
+    need(base.rc == 0 and base.stdout == b"worker done\n", "x_mainrawexit without the shim: %s %r" % (sig_name(base.rc), base.stdout))
     for label, kw in (("997 Hz", {}), ("HZ=0", {"HZ": 0})):
-        what = "x_strict %s" % label
-        out = "out-strict-%d" % len(kw)
+        what = "x_mainrawexit %s" % label
+        out = "out-mainrawexit-%d" % len(kw)
         res = run([exe], senv(out, **kw), timeout=20, what=what)
         same(base, res, what)
         need(meta_of(out).get("status") == "ok", "%s: meta.json status %r" % (what, meta_of(out).get("status")))
-        need("seccomp strict mode" in log_of(out), "%s: the log does not say the thread entered strict mode: %r"
-             % (what, log_of(out)))
 
 
 def c_seccomp():

@@ -1,9 +1,11 @@
-/* x_strict: enters seccomp strict mode (only read, write, exit and sigreturn allowed from then
- * on), burns 0.1 s of CPU without a system call (so a sampling signal lands in strict mode),
- * writes one line and ends its only thread with a raw exit(2) (exit_group is not allowed). Without
- * the shim: "strict ok", status 0. */
+/* x_strict [CODE]: enters seccomp strict mode (only read, write, exit and sigreturn allowed from
+ * then on), burns 0.1 s of CPU without a system call (so a sampling signal lands in strict mode),
+ * writes one line and ends its only thread with a raw exit(2) of CODE (default 0; exit_group is
+ * not allowed). Without the shim: "strict ok", status CODE (the status of the process's last
+ * thread to end, this one). */
 #include <linux/seccomp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -11,8 +13,9 @@
 
 volatile uint64_t sink;
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int code = argc > 1 ? atoi(argv[1]) : 0;
     /* CPU time measured before strict mode: the loop's length, in iterations of 0.1 s. */
     struct timespec a, b;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
@@ -34,6 +37,6 @@ int main(void)
     sink = x;
     static const char msg[] = "strict ok\n";
     syscall(SYS_write, 1, msg, sizeof msg - 1);
-    syscall(SYS_exit, 0);
+    syscall(SYS_exit, code);
     return 0;
 }
