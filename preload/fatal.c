@@ -99,7 +99,6 @@ int fatal_owns(int sig)
 
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
-    (void)si;
     (void)uc;
     int saved = errno;
     if (getpid() == ps_pid && !atomic_exchange(&fatal_once, 1)) {
@@ -114,7 +113,14 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     dfl.sa_handler = SIG_DFL;
     ps_real_sigaction(sig, &dfl, NULL);
     forget(sig);
-    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig); /* not the cached tid: a vfork child shares it */
+    /* Sent again to this thread with the siginfo it came with (a thread may queue any si_code
+     * to itself), so a core dump and a tracer see the fault's own si_code and address, or the
+     * sender's pid, not a tgkill's; delivered by SIG_DFL as the handler returns. A fault
+     * (si_code > 0) would fault again on its own too; a signal sent from outside would not. Not
+     * the cached tid: a vfork child shares it. */
+    pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+    if (!si || syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
+        syscall(SYS_tgkill, pid, tid, sig);
     errno = saved;
 }
 

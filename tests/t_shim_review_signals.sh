@@ -19,11 +19,15 @@
 # 17 profign      a program that ignores SIGPROF: its posix_spawn, fork + exec and system()
 #                 children find SIGPROF ignored and survive one (before: the kernel held the
 #                 shim's handler, which exec resets to SIG_DFL, and each child died of it)
+# 18 faultinfo   a traced copy's fatal SIGSEGV (a write to 0x1001) and SIGTERM (sent by its
+#                 tracer) as a core dump or a debugger sees them: the fault's si_code and address,
+#                 the sender's si_code and pid (before: the SIG_DFL stand-in sent the signal again
+#                 by tgkill, code SI_TKILL and the process's own pid; a transparency review)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_signals.sh 3`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_sigwait r_alias r_profreset r_altstk r_vfork r_sigapi r_execmalloc r_profign; do
+for t in r_sigwait r_alias r_profreset r_altstk r_vfork r_sigapi r_execmalloc r_profign r_faultinfo; do
     build_target "$t"
 done
 
@@ -116,6 +120,19 @@ def c_vfork():
     same(base, res, "r_vfork (the child's signal(SIGPROF, SIG_DFL))")
 
 
+def c_faultinfo():
+    exe = target("r_faultinfo")
+    for mode, want in (("segv", b"SIGSEGV code 1 addr 0x1001 (from the fault); killed by SIGSEGV\n"),
+                       ("term", b"SIGTERM code 0 (from the tracer); killed by SIGTERM\n")):
+        base = run([exe, mode], plain_env(), what="r_faultinfo " + mode)
+        if b"never delivered" in base.stdout:
+            note("ptrace refused here (%r): case not run" % base.stdout)
+            return
+        need(base.rc == 0 and base.stdout == want, "r_faultinfo %s without the shim: %s, %r" % (mode, sig_name(base.rc), base.stdout))
+        res = run([exe, mode], senv("out-faultinfo-" + mode), what="r_faultinfo " + mode)
+        same(base, res, "r_faultinfo %s (the siginfo of the signal that ends the traced copy)" % mode)
+
+
 CASES = [(3, "sigwait", c_sigwait),
          (5, "alias", c_alias),
          (6, "profreset", c_profreset),
@@ -123,6 +140,7 @@ CASES = [(3, "sigwait", c_sigwait),
          (12, "vfork", c_vfork),
          (15, "sigapi", c_sigapi),
          (16, "execmalloc", c_execmalloc),
-         (17, "profign", c_profign)]
+         (17, "profign", c_profign),
+         (18, "faultinfo", c_faultinfo)]
 run_cases(CASES, sys.argv[1:])
 EOF
