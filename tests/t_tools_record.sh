@@ -2,7 +2,8 @@
 # t_tools_record: `perfscope record` (docs/record.md) with $TOOLS/perfscope:
 # - a bad option value: exit 2, one line on stderr, nothing run, no folder made;
 # - the command's exit status and stdout byte for byte (binary bytes, no newline at the end),
-#   its stdin its own; 128+N when it died of signal N;
+#   its stdin its own; 128+N when it died of signal N; 127 for a command not found, 126 for one
+#   that cannot be run;
 # - OUT.old rotation (an older .old removed, never a run recorded into an earlier one); an OUT
 #   or OUT.old that is not a run folder (a user's folder, a file) never renamed nor removed: the
 #   run refused; an empty folder used; missing parents made;
@@ -101,6 +102,15 @@ check(lj.get("status") == "signal SIGTERM" and lj.get("signal") == signal.SIGTER
 err = r.stderr.decode()
 check("## Phases" not in err and len(err.splitlines()) == 1, "--no-report: one line on stderr, got %r" % err)
 check(not os.path.exists("o2/report.md"), "--no-report: no report.md")
+
+# A command that cannot be run: 127 when not found, 126 when found but not executable (as the
+# shell and env(1) say; a newcomer's run found 127 for both).
+with open("noexec.sh", "w") as f:
+    f.write("#!/bin/sh\necho hi\n")
+os.chmod("noexec.sh", 0o644)
+for cmd, want in ((os.path.abspath("noexec.sh"), 126), (os.path.abspath("no-such-command"), 127)):
+    r = rec(["-o", "o-cannot", "--no-report", "--", cmd])
+    check(r.rc == want and b"cannot run" in r.stderr, "record -- %s: exit %d (expected %d), stderr %r" % (cmd, r.rc, want, r.stderr[-300:]))
 
 # Rotation: OUT -> OUT.old, an older OUT.old removed.
 for i in range(3):

@@ -67,8 +67,11 @@ static void child(const struct proc_cmd *c)
         (c->cwd && chdir(c->cwd) != 0))
         _exit(126);
     execvpe(c->argv[0], c->argv, c->envp);
-    dprintf(2, "%s: cannot run %s: %s\n", c->who, c->argv[0], strerror(errno));
-    _exit(127);
+    int err = errno;
+    dprintf(2, "%s: cannot run %s: %s\n", c->who, c->argv[0], strerror(err));
+    /* As the shell and env(1): 127 when the command is not found, 126 when it is there but
+     * cannot be run (no execute permission, not an executable). */
+    _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 
 /* Waits for pid with its rusage; r as waitpid. */
