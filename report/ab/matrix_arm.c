@@ -286,10 +286,21 @@ int matrix_arm(const struct matrix_opts *o, const struct mcase *c, const char *c
     struct machine_state ms;
     machine_check(&ms);
     double waited = 0;
+    if (o->precheck == PRECHECK_WAIT && !ms.clean && !*stop) {
+        /* Said, or a wait of minutes looks like a hang (a newcomer's run waited 5 minutes an arm
+         * on a busy machine with nothing on the screen). */
+        printf("  machine busy (%s): waiting for it to settle, at most %.0f s (--precheck off runs at once)\n",
+               ms.why, MATRIX_WAIT_MAX_S);
+        fflush(stdout);
+    }
     while (o->precheck == PRECHECK_WAIT && !ms.clean && waited < MATRIX_WAIT_MAX_S && !*stop) {
         nap_s(1.0);
         waited += 1.0;
         machine_check(&ms);
+    }
+    if (waited > 0 && !*stop) {
+        printf("  %s after %.0f s\n", ms.clean ? "settled" : "still busy, run anyway", waited);
+        fflush(stdout);
     }
     if (*stop) {
         cJSON_Delete(rec);
