@@ -4,7 +4,8 @@
 # - the command's exit status and stdout byte for byte (binary bytes, no newline at the end),
 #   its stdin its own; 128+N when it died of signal N; 127 for a command not found, 126 for one
 #   that cannot be run;
-# - OUT.old rotation (an older .old removed, never a run recorded into an earlier one); an OUT
+# - OUT.old rotation (an older .old removed, never a run recorded into an earlier one; a folder a
+#   live run records into refused, as OUT or OUT.old); an OUT
 #   or OUT.old that is not a run folder (a user's folder, a file) never renamed nor removed: the
 #   run refused; an empty folder used; missing parents made;
 # - the markers file under both names (LLMPERFSCOPE_MARKERS and PERFSCOPE_MARKERS);
@@ -122,6 +123,25 @@ check(os.path.isfile("rot.old/stray-1") and not os.path.exists("rot.old/stray-0"
 check(launcher("rot")["command"][-1] == "run2" and launcher("rot.old")["command"][-1] == "run1",
       "rot/ holds run 3, rot.old/ run 2")
 check(not os.path.exists("rot.old.old"), "no rot.old.old")
+
+# A folder a live run still records into is neither moved aside nor removed (as OUT or OUT.old):
+# the second record is refused (exit 2, one line), the first run's folder stays whole; once that
+# run has ended, a record into it rotates as before.
+first = subprocess.Popen([tool, "record", "-o", "busy", "--no-report", "--", "sh", "-c", "sleep 3; exit 4"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for _ in range(100):
+    if os.path.exists("busy/meta.json"):
+        break
+    time.sleep(0.05)
+r = rec(["-o", "busy", "--no-report", "--", "sh", "-c", "exit 0"])
+err = r.stderr.decode()
+check(r.rc == 2 and "still recording" in err and len(err.splitlines()) == 1 and not os.path.exists("busy.old"),
+      "record into a folder a live run records into: exit %d, %r, busy.old there: %s" % (r.rc, err, os.path.exists("busy.old")))
+first.wait(timeout=60)
+check(first.returncode == 4 and launcher("busy")["command"][-1] == "sleep 3; exit 4",
+      "the first run ended as it would (exit %r) with its folder its own" % first.returncode)
+r = rec(["-o", "busy", "--no-report", "--", "sh", "-c", "exit 0"])
+check(r.rc == 0 and os.path.isdir("busy.old"), "after the first run's end, record rotates: exit %d" % r.rc)
 
 # The markers file under both names, so a script appending to either finds it; the caller's wins.
 env_mk = {k: v for k, v in env.items() if k not in ("LLMPERFSCOPE_MARKERS", "PERFSCOPE_MARKERS")}

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -214,6 +215,24 @@ static int replaceable(const char *path)
     return empty || samples;
 }
 
+/* Whether a run is still recording into the run folder path: its leader holds the exclusive lock
+ * on .leader for as long as it lives (a shared lock is refused meanwhile, and ours is dropped at
+ * once). Moved aside or removed under a live run, the folder was written by two runs at once: the
+ * earlier went on writing into OUT (a newcomer's second record into the same -o while the first
+ * ran: one procs.jsonl held both runs, and the first one's report overwrote the second's). */
+static int in_use(const char *path)
+{
+    char p[PATH_MAX];
+    if (runfolder_path(p, sizeof p, path, RUN_LEADER_LOCK, NULL, 0) != 0)
+        return 0;
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return busy;
+}
+
 /* mkdir -p of path's parent folders (outfile_make_dirs); path itself is not made, so that its
  * own mkdir still fails on a folder that appeared meanwhile. */
 static int make_parents(const char *path, char *err, size_t errlen)
@@ -236,7 +255,7 @@ static int make_parents(const char *path, char *err, size_t errlen)
 
 /* An existing OUT that is a run folder becomes OUT.old (an older OUT.old, a run folder too,
  * removed); then OUT is made afresh, its missing parents with it. An OUT or OUT.old that is
- * not a run folder is left as it is and the run refused. */
+ * not a run folder, or one a live run still records into, is left as it is and the run refused. */
 static int fresh_out(const char *out, char *err, size_t errlen)
 {
     struct stat st;
@@ -251,6 +270,14 @@ static int fresh_out(const char *out, char *err, size_t errlen)
                      "file): left as it is; give -o a new folder or an earlier run's", out, RUN_LAUNCHER,
                      RUN_LEADER_LOCK);
             return -1;
+        }
+        for (int i = 0; i < 2; i++) {
+            const char *p = i ? old : out;
+            if (replaceable(p) && in_use(p)) {
+                snprintf(err, errlen, "%s: a run is still recording into it (its leader holds %s): left as "
+                         "it is; give -o another folder, or wait for that run to end", p, RUN_LEADER_LOCK);
+                return -1;
+            }
         }
         if (lstat(old, &st) == 0 && !replaceable(old)) {
             snprintf(err, errlen, "%s: is there and is not a perfscope run folder, so %s cannot be kept "
