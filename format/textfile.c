@@ -31,15 +31,25 @@ void reader_error(char *err, size_t errlen, const char *path, const char *fmt, .
 
 FILE *reader_fopen(const char *path, const char *mode, struct stat *stp, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, mode);
-    if (!f) {
+    /* Opened without blocking and checked before any stdio: a plain fopen of a FIFO waits in
+     * open() for a writer that never comes (any reader of a run folder, or of a perf map in
+     * /tmp that another user planted, hung there). Readers only read (mode "r..."). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
         reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
         return NULL;
     }
     struct stat local, *st = stp ? stp : &local;
-    if (fstat(fileno(f), st) != 0 || !S_ISREG(st->st_mode)) {
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         reader_error(err, errlen, path, "not a regular file");
-        fclose(f);
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ? NULL : fdopen(fd, mode);
+    if (!f) {
+        reader_error(err, errlen, path, "cannot open: %s", strerror(errno));
+        close(fd);
         return NULL;
     }
     return f;

@@ -301,9 +301,37 @@ def test_cases_file():
     refused(base + ["--noise", "noise.json"], "noise.json", ".", "a noise floor that is not a number")
 
 
+def test_fifos():
+    """A FIFO where a reader expects a file is refused or passed over at once, never waited on
+    (every reader opens without blocking: format/textfile.c); the dumps of one file, the report
+    and the run's dump with procs.jsonl a FIFO (hung in open() before, a reader's review)."""
+    def finishes(args, label):
+        try:
+            p = subprocess.run([TOOL, *args], capture_output=True, text=True, errors="replace", timeout=20)
+        except subprocess.TimeoutExpired:
+            check(False, "%s: still running after 20 s (waiting on the FIFO)" % label)
+            return None
+        return p
+    os.makedirs("fifo", exist_ok=True)
+    if os.path.exists("fifo/p"):
+        os.remove("fifo/p")
+    os.mkfifo("fifo/p")
+    for kind in ("samples", "maps", "phases"):
+        p = finishes(["dump", kind, "fifo/p"], "dump %s of a FIFO" % kind)
+        if p:
+            check(p.returncode == 2 and "regular file" in p.stderr and len(p.stderr.splitlines()) == 1,
+                  "dump %s of a FIFO: exit 2 and one line saying so (got %d, %r)" % (kind, p.returncode, p.stderr[-300:]))
+    make_run("r", samples=True)
+    os.mkfifo("r/procs.jsonl")
+    for args in (["r"], ["dump", "run", "r"]):
+        p = finishes(args, "%s with procs.jsonl a FIFO" % " ".join(args))
+        if p:
+            check(p.returncode in (0, 2), "%s with procs.jsonl a FIFO: exit %d (%r)" % (" ".join(args), p.returncode, p.stderr[-300:]))
+
+
 def main():
     for t in (test_counters, test_hostile_values, test_profile, test_serial_mark, test_llama_bench_output,
-              test_cases_file):
+              test_cases_file, test_fifos):
         t()
     finish()
 
