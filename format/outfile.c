@@ -6,11 +6,78 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- temporary files of a tool that is killed ----
+ * Ctrl-C or a SIGTERM while a tool writes (trace.json runs to hundreds of MB) left
+ * "<name>.tmp.<pid>" behind, which no later run, of another pid, removes (a reader's review: 7
+ * of 56 timed kills). Each temporary file is listed here while it exists; SIGINT, SIGTERM and
+ * SIGHUP, where the tool left them at their default, remove the listed files and then end the
+ * tool by the same signal, as the default would have. A tool that handles them itself (the
+ * matrix stops its arms) is left to do so, and its outfile_abort removes them. The handler
+ * calls only unlink, sigaction and raise. */
+#define LIVE_MAX 16
+static struct {
+    _Atomic int state; /* 0 free, 1 being filled in, 2 listed */
+    char tmp[sizeof ((struct outfile *)0)->tmp];
+} live[LIVE_MAX];
+static atomic_flag handlers_set = ATOMIC_FLAG_INIT;
+
+static void on_kill_signal(int sig)
+{
+    int saved = errno;
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (atomic_load(&live[i].state) == 2)
+            unlink(live[i].tmp);
+    errno = saved;
+    raise(sig); /* SA_RESETHAND: the default now, delivered as the handler returns */
+}
+
+static void set_handlers(void)
+{
+    if (atomic_flag_test_and_set(&handlers_set))
+        return;
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue; /* ignored, or the tool's own */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_kill_signal;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void list_tmp(struct outfile *o)
+{
+    o->slot = -1;
+    set_handlers();
+    for (int i = 0; i < LIVE_MAX; i++) {
+        int expected = 0;
+        if (!atomic_compare_exchange_strong(&live[i].state, &expected, 1))
+            continue;
+        memcpy(live[i].tmp, o->tmp, sizeof live[i].tmp);
+        atomic_store(&live[i].state, 2);
+        o->slot = i;
+        return;
+    }
+}
+
+/* After the temporary name is gone (renamed into place or removed). */
+static void unlist_tmp(struct outfile *o)
+{
+    if (o->slot >= 0 && o->slot < LIVE_MAX)
+        atomic_store(&live[o->slot].state, 0);
+    o->slot = -1;
+}
 
 /* The temporary file is always made new: a leftover of the same name (a process of the same
  * pid that died) is removed first, and a name that appears meanwhile, a symbolic link above
@@ -20,6 +87,7 @@ static int open_tmp(struct outfile *o, const char *path, int update, char *err, 
     o->f = NULL;
     o->buf = NULL;
     o->derived = 0;
+    o->slot = -1;
     int n = snprintf(o->path, sizeof o->path, "%s", path);
     int m = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->path, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof o->path || m < 0 || (size_t)m >= sizeof o->tmp) {
@@ -27,6 +95,7 @@ static int open_tmp(struct outfile *o, const char *path, int update, char *err, 
         return -1;
     }
     unlink(o->tmp);
+    list_tmp(o); /* before it exists: a kill from here on removes it */
     int fd = open(o->tmp, (update ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     o->f = fd >= 0 ? fdopen(fd, update ? "w+" : "w") : NULL;
     if (!o->f) {
@@ -36,6 +105,7 @@ static int open_tmp(struct outfile *o, const char *path, int update, char *err, 
             close(fd);
             unlink(o->tmp);
         }
+        unlist_tmp(o);
         return -1;
     }
     if (update)
@@ -154,13 +224,16 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
     if (bad) {
         snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(saved ? saved : EIO));
         unlink(o->tmp);
+        unlist_tmp(o);
         return -1;
     }
     if (into_place(o) != 0) {
         snprintf(err, errlen, "%s: cannot rename into place: %s", o->path, strerror(errno));
         unlink(o->tmp);
+        unlist_tmp(o);
         return -1;
     }
+    unlist_tmp(o);
     return 0;
 }
 
@@ -173,6 +246,7 @@ void outfile_abort(struct outfile *o)
     free(o->buf);
     o->buf = NULL;
     unlink(o->tmp);
+    unlist_tmp(o);
 }
 
 int outfile_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)

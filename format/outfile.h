@@ -1,6 +1,7 @@
 /* outfile.h: every file a tool writes goes through here: written
  * under a temporary name beside the target, then renamed over it, so a reader never sees half a
- * file and a failure (disk full, a kill) never leaves one behind under the real name. Every
+ * file and a failure (disk full, a kill) never leaves one behind under the real name; nor, where
+ * the tool leaves SIGINT, SIGTERM and SIGHUP at their default, under the temporary one. Every
  * tool's outputs (the symbolizer's and the report's) are written through here. */
 #ifndef PERFSCOPE_OUTFILE_H
 #define PERFSCOPE_OUTFILE_H
@@ -19,6 +20,7 @@ struct outfile {
     char tmp[4096 + 32];
     int derived;       /* a run folder's output the symbolizer rebuilds (outfile_open): put in
                         * place by exchange (outfile.c) */
+    int slot;          /* its entry in the list a kill removes temporary files by (outfile.c), or -1 */
 };
 
 /* Opens "<path>.tmp.<pid>" for writing. Returns 0, or -1 with "<path>: <why>" in err. */
