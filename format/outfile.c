@@ -3,6 +3,7 @@
  * real name missing or half written, even for a moment. */
 #include "outfile.h"
 #include "runfolder.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -249,9 +250,17 @@ void outfile_abort(struct outfile *o)
     unlist_tmp(o);
 }
 
+char *outfile_json_text(const cJSON *obj, int formatted)
+{
+    char *text = formatted ? cJSON_Print(obj) : cJSON_PrintUnformatted(obj);
+    if (text)
+        utf8_fix_text(text);
+    return text;
+}
+
 int outfile_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
 {
-    char *text = cJSON_Print(obj);
+    char *text = outfile_json_text(obj, 1);
     if (!text) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;

@@ -329,9 +329,36 @@ def test_fifos():
             check(p.returncode in (0, 2), "%s with procs.jsonl a FIFO: exit %d (%r)" % (" ".join(args), p.returncode, p.stderr[-300:]))
 
 
+def test_not_utf8():
+    """Bytes that are not UTF-8 in the run folder's strings (meta.json's status, a zone name, a
+    perfscope.log line) never reach the outputs as they are: run.json is still JSON a strict
+    reader takes, report.md and report.html UTF-8 (a reader fuzz found them copied through)."""
+    make_run("u")
+    with open("u/meta.json", "wb") as f:
+        f.write(b'{"schema": "perfscope-meta/1", "status": "exit \xff\xc0 3", "config": {"hz": 0}}')
+    with open("u/perfscope.log", "wb") as f:
+        f.write(b"perfscope[7]: a line with \xfe\xff bytes\n")
+    with open("u/counters.jsonl", "ab") as f:
+        f.write(b'{"t_ns": 3000000000, "rapl": [{"zone": "z\xc3", "name": "pkg\xff", "energy_uj": 30000000}]}\n')
+    out = accepted(["u"], "strings that are not UTF-8")
+    for name in ("run.json", "report.md", "report.html"):
+        raw = open(os.path.join("u", name), "rb").read()
+        try:
+            raw.decode("utf-8")
+            ok = True
+        except UnicodeDecodeError as e:
+            ok = False
+            check(False, "%s: not UTF-8 at byte %d (%r)" % (name, e.start, raw[max(0, e.start - 40):e.start + 4]))
+        if ok and name == "run.json":
+            try:
+                json.loads(raw.decode("utf-8"))
+            except ValueError as e:
+                check(False, "run.json: not JSON: %s" % e)
+
+
 def main():
     for t in (test_counters, test_hostile_values, test_profile, test_serial_mark, test_llama_bench_output,
-              test_cases_file, test_fifos):
+              test_cases_file, test_fifos, test_not_utf8):
         t()
     finish()
 

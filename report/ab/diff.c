@@ -7,6 +7,7 @@
  * folder itself (only run_summarize does, in a raw one). */
 #include "diff.h"
 #include "fdiff.h"
+#include "outfile.h"
 #include "runfolder.h"
 #include "jsondoc.h"
 #include "jsonl.h"
@@ -417,7 +418,7 @@ int cmd_diff(int argc, char **argv)
         cJSON *extra = out ? stats_json(&d, st, &w) : NULL;
         char *text = NULL;
         if (extra && cJSON_AddItemToObject(out, "stats", extra))
-            text = cJSON_Print(out);
+            text = outfile_json_text(out, 1);
         else
             cJSON_Delete(extra);
         cJSON_Delete(out);

@@ -5,6 +5,7 @@
 #include "noise.h"
 #include "jsondoc.h"
 #include "jsonl.h"
+#include "outfile.h"
 #include "pyfmt.h"
 #include "report.h"
 
@@ -255,7 +256,7 @@ int cmd_noise(int argc, char **argv)
         report_fail("%s: %s", argv[0], what);
         return REPORT_BAD_INPUT;
     }
-    char *text = cJSON_Print(out);
+    char *text = outfile_json_text(out, 1);
     cJSON_Delete(out);
     if (!text) {
         report_fail("%s: out of memory", argv[0]);

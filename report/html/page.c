@@ -3,6 +3,7 @@
  * outside the page. */
 #include "page.h"
 #include "assets.h"
+#include "outfile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ void html_h2(struct html_page *p, const char *title)
  * or open a comment ("<!--"). */
 static void json_script(struct sbuf *b, const cJSON *data)
 {
-    char *s = data ? cJSON_PrintUnformatted(data) : NULL;
+    char *s = data ? outfile_json_text(data, 0) : NULL;
     if (!s) {
         if (data)
             b->oom = 1;

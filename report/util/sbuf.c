@@ -1,6 +1,7 @@
 /* sbuf.c: growing text buffer (sbuf.h). It must never write past its allocation and never lose
  * track of an allocation failure. */
 #include "sbuf.h"
+#include "utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ char *sbuf_take(struct sbuf *b)
     }
     char *p = b->buf;
     p[b->len] = '\0';
+    utf8_fix_text(p); /* names from the run folder may hold any bytes: the text is UTF-8 */
     memset(b, 0, sizeof *b);
     return p;
 }

@@ -14,7 +14,8 @@ struct sbuf {
 void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s with control bytes as '?' and, in a markdown table cell, '|' as "\|" and '`' kept. */
 void sbuf_clean(struct sbuf *b, const char *s, int table_cell);
-/* The text (caller frees), or NULL after out of memory; the buffer is empty again. */
+/* The text (caller frees), or NULL after out of memory; the buffer is empty again. Bytes that
+ * are not part of valid UTF-8 are '?' in it (utf8_fix_text): every rendered text is UTF-8. */
 char *sbuf_take(struct sbuf *b);
 /* sbuf_take of a scratch buffer whose text goes into `into`: NULL marks `into` out of memory
  * too, so a page or table built from such pieces is never written short. */

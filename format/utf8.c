@@ -4,12 +4,12 @@
 
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when s starts an invalid one or a
- * control byte. */
-static size_t seq_len(const unsigned char *s)
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when s starts an invalid one or (unless
+ * controls_ok) a control byte. */
+static size_t seq_len_of(const unsigned char *s, int controls_ok)
 {
     unsigned char c = s[0];
-    if (c < 0x20 || c == 0x7f)
+    if ((c < 0x20 || c == 0x7f) && !controls_ok)
         return 0;
     if (c < 0x80)
         return 1;
@@ -37,6 +37,24 @@ static size_t seq_len(const unsigned char *s)
         if (s[i] < 0x80 || s[i] > 0xbf)
             return 0;
     return n;
+}
+
+static size_t seq_len(const unsigned char *s)
+{
+    return seq_len_of(s, 0);
+}
+
+void utf8_fix_text(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = seq_len_of(p, 1);
+        if (n == 0) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
 }
 
 void utf8_sanitize(char *s)
