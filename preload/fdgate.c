@@ -5,6 +5,7 @@
 #include "fdgate.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -263,6 +264,19 @@ void fdgate_freed(unsigned first, unsigned last)
             atomic_store(&freed_ns[fd], now);
         }
     }
+    errno = saved;
+}
+
+void fdgate_closed_at_start(void)
+{
+    int saved = errno;
+    struct pollfd p[STDIO_SLOTS];
+    for (unsigned fd = 0; fd < STDIO_SLOTS; fd++)
+        p[fd] = (struct pollfd){ .fd = (int)fd, .events = 0 };
+    if (poll(p, STDIO_SLOTS, 0) >= 0) /* one system call: POLLNVAL marks a number not open */
+        for (unsigned fd = 0; fd < STDIO_SLOTS; fd++)
+            if (p[fd].revents & POLLNVAL)
+                fdgate_freed(fd, fd);
     errno = saved;
 }
 

@@ -380,6 +380,11 @@ static int adopt_pipe(int fds[2], int cloexec)
 /* libunwind's pipe: two numbers of the shim's, announced until moved (shimopen.h). */
 static int unwind_pipe(int fds[2], int flags, int plain)
 {
+    /* One announcement over the whole adoption, the high numbers' marking and registering
+     * included: a target's dup2 onto a high number between the move and unw_pipe's store found
+     * it marked ours with no holder to move, replaced our pipe end and left the mark, and its
+     * close of that number then failed with EBADF (r_dup2all, about 1 run in 30). */
+    int whole = shimopen_begin();
     int begun = shimopen_begin();
     int rc = plain ? real_pipe(fds) : real_pipe2(fds, flags);
     shimopen_opened(begun, rc == 0 ? fds[0] : -1);
@@ -387,6 +392,7 @@ static int unwind_pipe(int fds[2], int flags, int plain)
         shimopen_also(begun, fds[1]);
         rc = adopt_pipe(fds, (flags & O_CLOEXEC) != 0); /* each low number let go of once moved */
     }
+    shimopen_end(whole);
     return rc;
 }
 

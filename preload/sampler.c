@@ -374,7 +374,7 @@ void sampler_libunwind_off(const char *why)
 {
     if (atomic_exchange(&libunwind_failed, 1) && !atomic_load(&libunwind_ready))
         return;
-    atomic_store_explicit(&libunwind_ready, 0, memory_order_release);
+    atomic_store(&libunwind_ready, 0); /* after failed: warm_locked's order is the other way round */
     wait_handlers_in_flight(); /* a walk that began before this one may still be in libunwind */
     ps_log("%s: libunwind is off from now on (stacks by frame pointers)", why);
     meta_note_unwind();
@@ -548,7 +548,16 @@ static void warm_locked(void)
         if (ps_cfg.unwind_fast)
             libunwind_fast = unwlib_warm_fast();
         ps_in_unwind--;
-        atomic_store_explicit(&libunwind_ready, 1, memory_order_release);
+        /* Ready, unless it was turned off meanwhile (sampler_libunwind_off: a target's dup2 took
+         * the number of the pipe this warm-up made): stored, then checked, as the off side sets
+         * failed, then clears ready, so one of them sees the other. Before, the warm-up set it
+         * ready after the off, and the handler's libunwind read the target's file on that
+         * number, closed it and made its pipe again there (r_dup2all: 1 run in 30). */
+        atomic_store(&libunwind_ready, 1);
+        if (atomic_load(&libunwind_failed)) {
+            atomic_store(&libunwind_ready, 0);
+            wait_handlers_in_flight();
+        }
     }
     atomic_store(&warm_began_ns, 0);
 }

@@ -315,6 +315,7 @@ static void start(void)
     procs_line("start", NULL);
     leader_start();
     fatal_install_all();
+    fdgate_closed_at_start();
     writer_start();
     start_this_thread();
 }

@@ -17,11 +17,14 @@
 #                 and the file stays empty; no number above was free to move the shim's to, so the
 #                 shim gives them up (before: close EBADF, the wake-up's 8 bytes written into the
 #                 target's file; a transparency review, 2026-12-07)
+# 17 closed012    started with 0, 1 and 2 closed, the target's first three opens get 0, 1, 2 in
+#                 each of 100 runs (before: the shim's threads' first files took them for a moment,
+#                 1 2 3 or 0 2 1 in 7-20 of 100 runs; a transparency review)
 # Optional argument: case numbers or names to run (default all), e.g. `t_shim_review_fds.sh 8`.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
-for t in r_closerange r_fdnum r_forktransit r_unwpipe r_dup2all; do
+for t in r_closerange r_fdnum r_forktransit r_unwpipe r_dup2all r_closed012; do
     build_target "$t"
 done
 
@@ -74,10 +77,28 @@ def c_dup2all():
                        "r_dup2all (limit %d)" % lim, LLMPERFSCOPE_MARKERS=markers)
 
 
+def c_closed012():
+    exe = target("r_closed012")
+    argv = ["sh", "-c", 'exec "$0" "$1" <&- >&- 2>&-', exe]
+    res = os.path.abspath("closed012.txt")
+    base = run(argv + [res], plain_env(), what="r_closed012")
+    got = open(res).read() if os.path.exists(res) else ""
+    need(base.rc == 0 and got == "0 1 2 3 4\n", "r_closed012 without the shim: %s, %r" % (sig_name(base.rc), got))
+    wrong = []
+    for i in range(100):
+        os.remove(res)
+        r = run(argv + [res], senv("out-closed012-%d" % i), what="r_closed012")
+        got = open(res).read() if os.path.exists(res) else ""
+        if r.rc != 0 or got != "0 1 2 3 4\n":
+            wrong.append((sig_name(r.rc), got))
+    need(not wrong, "r_closed012 under the shim: %d of 100 runs differ: %r" % (len(wrong), wrong[:5]))
+
+
 CASES = [(8, "closerange", c_closerange),
          (10, "fdnum", c_fdnum),
          (14, "forktransit", c_forktransit),
          (15, "unwpipe", c_unwpipe),
-         (16, "dup2all", c_dup2all)]
+         (16, "dup2all", c_dup2all),
+         (17, "closed012", c_closed012)]
 run_cases(CASES, sys.argv[1:])
 EOF
