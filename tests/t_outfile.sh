@@ -11,7 +11,7 @@ set -u
 pkg-config --exists libcjson || skip "libcjson (pkg-config) missing"
 W=$PWD
 gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I"$ROOT/format" "$ROOT/tests/outfile_unit.c" \
-  "$ROOT/format/outfile.c" "$ROOT/format/runfolder.c" "$ROOT/format/samples.c" "$ROOT/format/filemap.c" "$ROOT/format/textfile.c" -o "$W/outfile_unit" -pthread $(pkg-config --cflags --libs libcjson) \
+  "$ROOT/format/outfile.c" "$ROOT/format/runfolder.c" "$ROOT/format/samples.c" "$ROOT/format/filemap.c" "$ROOT/format/textfile.c" "$ROOT/format/utf8.c" -o "$W/outfile_unit" -pthread $(pkg-config --cflags --libs libcjson) \
   || fail "cannot build tests/outfile_unit.c"
 mkdir -p "$W/scratch"
 "$W/outfile_unit" "$W/scratch" || fail "format/outfile.c's commit (above)"
