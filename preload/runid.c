@@ -1,6 +1,7 @@
 /* runid.c: which run this process belongs to (runid.h). The rule, in order:
  *   1. a folder without .leader, meta.json and procs.jsonl holds no run: a new run;
- *   2. PERFSCOPE_RUN_ID=unrecorded:<this folder>: an ancestor was refused here: refused, quietly;
+ *   2. PERFSCOPE_RUN_ID=unrecorded:<this folder>: an ancestor was refused here, or found the
+ *      folder unusable: refused, quietly (checked first, before the folder is read);
  *   3. PERFSCOPE_RUN_ID names the folder's run (.leader's run=, else meta.json's run_id): join;
  *   4. it names another run: refused (the folder holds another run);
  *   5. no id to compare (none inherited: env -i, a hand-built environment; or a folder from a
@@ -113,6 +114,13 @@ enum runid_verdict runid_decide(char *why, size_t size)
     why[0] = 0;
     is_new = 0;
     const char *env = getenv(RUNID_ENV);
+    /* Rule 2 first: an ancestor refused here, or found the folder unusable (runid_unusable),
+     * has said so; the folder is not even read (an unusable one holds nothing to read). */
+    if (env && strncmp(env, RUNID_UNRECORDED, strlen(RUNID_UNRECORDED)) == 0) {
+        if (strcmp(env + strlen(RUNID_UNRECORDED), ps_cfg.out_dir) == 0)
+            return verdict = RUNID_OTHER; /* said by an ancestor */
+        env = NULL;                       /* refused for another folder: no id of ours */
+    }
     char folder_id[RUNID_MAX], meta_id[RUNID_MAX], status[64];
     int lock_held = 0;
     int has_leader = leader_folder_state(folder_id, sizeof folder_id, &lock_held);
@@ -129,11 +137,6 @@ enum runid_verdict runid_decide(char *why, size_t size)
         make_id();
         is_new = 1;
         return verdict = RUNID_NEW;
-    }
-    if (env && strncmp(env, RUNID_UNRECORDED, strlen(RUNID_UNRECORDED)) == 0) {
-        if (strcmp(env + strlen(RUNID_UNRECORDED), ps_cfg.out_dir) == 0)
-            return verdict = RUNID_OTHER; /* said by an ancestor */
-        env = NULL;                       /* refused for another folder: no id of ours */
     }
     if (env && *env && folder_id[0]) {
         if (strcmp(env, folder_id) == 0) {
@@ -156,6 +159,13 @@ enum runid_verdict runid_decide(char *why, size_t size)
     }
     return refuse(why, size, "an earlier run whose processes are all gone (status %s%s)",
                   status[0] ? status : "unknown", status[0] ? ": killed?" : "");
+}
+
+void runid_unusable(void)
+{
+    verdict = RUNID_OTHER;
+    run_id[0] = 0;
+    runid_export();
 }
 
 void runid_export(void)

@@ -27,6 +27,10 @@ enum runid_verdict runid_decide(char *why, size_t size);
 /* After RUNID_NEW or RUNID_JOIN: PERFSCOPE_RUN_ID into this process's environment. After
  * RUNID_OTHER: the unrecorded mark. */
 void runid_export(void);
+/* The folder cannot be used (it cannot be made, or written): the unrecorded mark is exported as
+ * for a refusal, so the descendants, which would find it unusable too, do not say so again (a
+ * transparency review: one line per exec'd image, 36 for one python3 behind a launcher script). */
+void runid_unusable(void);
 /* This run's id ("" before runid_decide, or when refused). */
 const char *runid_get(void);
 /* Whether this process started the run (a fork child did not). */

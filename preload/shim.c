@@ -299,6 +299,7 @@ static void start(void)
     log_start(dir_rc == 0);
     if (dir_rc != 0) {
         ps_log("cannot use the output folder %s (%s); the target runs unmeasured", ps_cfg.out_dir, strerror(dir_errno));
+        runid_unusable();
         return;
     }
     fds_run_share(dir_mode);

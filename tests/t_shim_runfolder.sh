@@ -10,7 +10,8 @@
 # - into the folder of a run killed with SIGKILL (meta.json still says running, no process
 #   left): refused the same way;
 # - while a run is in progress: a process with another run's PERFSCOPE_RUN_ID is refused, one
-#   with none joins (it cannot be told from a descendant whose environment was scrubbed).
+#   with none joins (it cannot be told from a descendant whose environment was scrubbed);
+# - an unusable folder: one line on stderr for a whole tree of processes and exec'd images.
 set -u
 . "$ROOT/tests/lib.sh"
 need_shim
@@ -102,5 +103,19 @@ try:
 finally:
     p.communicate(b"", timeout=30)
 check(p.returncode == 0, "t_idle: exit status %r" % p.returncode)
+
+# An unusable folder (under a regular file: it cannot be made) for a tree of processes, images
+# exec'd one after another among them: one line on stderr for the whole tree, and the output as
+# without the shim (a transparency review: one line per image before, 36 for one python3).
+with open("a-file", "w") as f:
+    f.write("x")
+tree = ["sh", "-c", 'echo one; sh -c "echo two; exec sh -c \'echo three\'"; /bin/true; echo four']
+base = run(tree, plain_env(), what="a tree of processes")
+res = run(tree, shim_env(os.path.abspath("a-file/out"), HZ=199), what="a tree of processes, an unusable folder")
+lines = res.stderr.splitlines()
+check(res.rc == base.rc == 0 and res.stdout == base.stdout == b"one\ntwo\nthree\nfour\n",
+      "an unusable folder: rc %r stdout %r (without: %r %r)" % (res.rc, res.stdout, base.rc, base.stdout))
+check(len(lines) == 1 and b"cannot use the output folder" in lines[0],
+      "an unusable folder: one line on stderr for the tree, got %r" % lines)
 finish()
 EOF2
