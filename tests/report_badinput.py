@@ -186,6 +186,15 @@ def test_profile():
     os.utime("p/profile.json", (4e9, 4e9))
     out = accepted(["p"], "profile.json with hostile rows")
     check("f\\|g?" in out, "a function name is cleaned for its table cell")
+    make_run("p", samples=True)
+    with open("p/profile.json", "w") as f:
+        json.dump({"groups": {"prefill": {"self": [{"name": "negative", "share": -9.2e18, "cpu_s": 1},
+                                                   {"name": "over_one", "share": 7.5, "cpu_s": 1},
+                                                   {"name": "fine", "share": 0.25, "cpu_s": 0.5}]}}}, f)
+    os.utime("p/profile.json", (4e9, 4e9))
+    out = accepted(["p"], "profile.json with shares out of 0..1")
+    check("negative" not in out and "over_one" not in out and "fine" in out and "25.0%" in out,
+          "rows whose share is not in 0..1 are left out, the others kept: %r" % out[-600:])
 
 
 def serial_profile(path, group_cpu_s):

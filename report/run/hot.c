@@ -50,12 +50,15 @@ static size_t take_rows(const cJSON *arr, struct hot_row *rows, int *oom)
         if (n == HOT_TOP)
             break;
         const char *name = str(r, "name");
-        if (!cJSON_IsObject(r) || !name)
+        double share = num(r, "share", 0);
+        /* A share is of the group's samples: outside 0..1 the row is not the symbolizer's (a
+         * reader fuzz's -9.2e18 was shown as "-922337203685477580800.0%"), and is left out. */
+        if (!cJSON_IsObject(r) || !name || share < 0 || share > 1)
             continue;
         struct hot_row *row = &rows[n++];
         memset(row, 0, sizeof *row);
         row->name = dup_or_null(name, oom);
-        row->share = num(r, "share", 0);
+        row->share = share;
         row->cpu_s = num(r, "cpu_s", -1);
         double th = num(r, "threads", -1);
         row->threads = th >= 0 && th < 1e9 ? (int)th : -1;
