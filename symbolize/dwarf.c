@@ -119,6 +119,15 @@ int dw_open(const char *path, struct dw_file **out, char *why, size_t whylen)
         set_why(why, whylen, "not a regular file");
         return -1;
     }
+    /* Only an ELF file goes to libdwfl: given a sysfs file that merely calls itself regular
+     * (/sys/kernel/notes, named by a hostile maps line), dwfl_report_elf refused it and leaked
+     * 6 MiB (a reader fuzz, under LeakSanitizer). */
+    unsigned char magic[SELFMAG];
+    if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG) != 0) {
+        close(fd);
+        set_why(why, whylen, "not an ELF file");
+        return -1;
+    }
     struct dw_file *f = calloc(1, sizeof *f);
     if (!f) {
         close(fd);
