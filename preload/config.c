@@ -106,6 +106,11 @@ void config_read(void)
         safefmt_join(ps_cfg.file_prefix, sizeof ps_cfg.file_prefix, ps_cfg.out_dir, "/" RUN_SAMPLES_PREFIX, NULL);
     }
     ps_cfg.hz = (int)env_long("PERFSCOPE_HZ", "LLMPERFSCOPE_CPUPROF_HZ", 199, 0, 100000);
+    if (ps_cfg.hz > PS_HZ_MAX) {
+        ps_log("PERFSCOPE_HZ=%d: above %d samples a CPU second, each sample's signal costs a thread more than "
+               "its own work gets; %d Hz used", ps_cfg.hz, PS_HZ_MAX, PS_HZ_MAX);
+        ps_cfg.hz = PS_HZ_MAX;
+    }
     ps_cfg.clock = (enum ps_clock)env_choice("PERFSCOPE_CLOCK", ps_clock_names);
     ps_cfg.unwind = (enum ps_unwind)env_choice("PERFSCOPE_UNWIND", ps_unwind_names);
     const char *fast = getenv("PERFSCOPE_UNWIND_FAST");

@@ -5,6 +5,13 @@
 #ifndef PERFSCOPE_CONFIG_H
 #define PERFSCOPE_CONFIG_H
 
+/* The most samples a CPU second a thread is asked for: each takes a signal, 25-45 us of the
+ * thread's CPU on the VMs of bench/RESULTS.md, and a CPU-bound program ran 1.1 times as long at
+ * 5000 Hz, 1.3 at 10000, 1.9 at 20000, 18 at 50000 and, at 100000, its thread did little but take
+ * signals (2026-12-07, a newcomer's run: 22 CPU s for 0.14 s of work). perf caps its own rate
+ * and the kernel throttles it; a higher PERFSCOPE_HZ is taken as this one, said in perfscope.log. */
+#define PS_HZ_MAX 20000
+
 #include <limits.h>
 #include <stddef.h>
 
@@ -16,7 +23,7 @@ enum ps_unwind { PS_UNWIND_LIBUNWIND, PS_UNWIND_FP, PS_UNWIND_KERNEL };
 struct ps_config {
     char out_dir[PATH_MAX];      /* PERFSCOPE_OUT, or the folder of LLMPERFSCOPE_CPUPROF_OUT */
     char file_prefix[PATH_MAX];  /* "<out>/cpuprof": sample files are <prefix>.<pid>[.<n>].bin */
-    int hz;                      /* requested samples per CPU second; 0: no stack sampling */
+    int hz;                      /* samples per CPU second (at most PS_HZ_MAX); 0: no stack sampling */
     enum ps_clock clock;         /* as asked */
     enum ps_unwind unwind;
     int unwind_fast;             /* PERFSCOPE_UNWIND_FAST: libunwind's caching tracer; 0: step by step */
