@@ -59,7 +59,6 @@ static void set_handlers(void)
 
 static void list_tmp(struct outfile *o)
 {
-    o->slot = -1;
     set_handlers();
     for (int i = 0; i < LIVE_MAX; i++) {
         int expected = 0;
@@ -250,9 +249,9 @@ void outfile_abort(struct outfile *o)
     unlist_tmp(o);
 }
 
-char *outfile_json_text(const cJSON *obj, int formatted)
+char *outfile_json_text(const cJSON *obj)
 {
-    char *text = formatted ? cJSON_Print(obj) : cJSON_PrintUnformatted(obj);
+    char *text = cJSON_Print(obj);
     if (text)
         utf8_fix_text(text);
     return text;
@@ -260,7 +259,7 @@ char *outfile_json_text(const cJSON *obj, int formatted)
 
 int outfile_write_json(const char *path, const cJSON *obj, char *err, size_t errlen)
 {
-    char *text = outfile_json_text(obj, 1);
+    char *text = outfile_json_text(obj);
     if (!text) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;

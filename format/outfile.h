@@ -50,10 +50,10 @@ int outfile_make_dirs(const char *path, unsigned mode);
 /* The whole of data written to path this way: 0, or -1 with "<path>: <why>" in err. */
 int outfile_write_all(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
-/* The text of obj as every JSON output of the tools is written (cJSON_Print, or unformatted):
+/* The text of obj as every JSON output of the tools is written (cJSON_Print):
  * malloc'd (NULL: out of memory), with bytes that are not UTF-8 made '?' (utf8_fix_text: names
  * read from a run folder may hold any bytes, and cJSON passes them through). */
-char *outfile_json_text(const cJSON *obj, int formatted);
+char *outfile_json_text(const cJSON *obj);
 
 /* outfile_json_text of obj, written as above with a final newline. */
 int outfile_write_json(const char *path, const cJSON *obj, char *err, size_t errlen);

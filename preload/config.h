@@ -5,15 +5,15 @@
 #ifndef PERFSCOPE_CONFIG_H
 #define PERFSCOPE_CONFIG_H
 
+#include <limits.h>
+#include <stddef.h>
+
 /* The most samples a CPU second a thread is asked for: each takes a signal, 25-45 us of the
  * thread's CPU on the VMs of bench/RESULTS.md, and a CPU-bound program ran 1.1 times as long at
  * 5000 Hz, 1.3 at 10000, 1.9 at 20000, 18 at 50000 and, at 100000, its thread did little but take
  * signals (2026-12-07, a newcomer's run: 22 CPU s for 0.14 s of work). perf caps its own rate
  * and the kernel throttles it; a higher PERFSCOPE_HZ is taken as this one, said in perfscope.log. */
 #define PS_HZ_MAX 20000
-
-#include <limits.h>
-#include <stddef.h>
 
 enum ps_clock { PS_CLOCK_AUTO, PS_CLOCK_PERF, PS_CLOCK_TIMER };
 /* kernel: no signal; the kernel writes each perf overflow's user call chain (frame pointers)

@@ -10,12 +10,11 @@
  * strict mode allows) they end by the same raw exit, since the kernel gives the process the
  * status of its last thread to end (returning, the last shim thread gave 0): with the main
  * thread's code, or 0 where a thread of the target was still there when the main thread was
- * seen gone, or was seen ending after it (a thread ending through the C library ends with 0;
- * the code of one ending by a raw exit of its own is not known, and a thread that ended in the
- * second before the main thread was seen gone counts as before it: docs/shim.md, Known
- * limits). Both
- * reads only over-count while a thread is starting or ending, so the target is never declared
- * gone too early. Never on the target's threads except the two notes from wrappers. */
+ * first seen gone (it ends last; through the C library, with 0; the code of one ending by a raw
+ * exit of its own is not known, and a thread that ended in the second before the main thread
+ * was seen gone counts as before it: docs/shim.md, Known limits). Both reads only over-count
+ * while a thread is starting or ending, so the target is never declared gone too early. Never
+ * on the target's threads except the two notes from wrappers. */
 #include "lifetime.h"
 
 #include <fcntl.h>
@@ -43,8 +42,7 @@
 static _Atomic int main_ended;   /* the main thread left, or is leaving (seen or noted) */
 static _Atomic int main_pthread_exit; /* it left through pthread_exit (its wrapper said so) */
 static _Atomic int raw_exit_code = -1; /* the run finished after a raw exit of the main thread: the code to end with */
-static _Atomic uint64_t main_gone_ns; /* when a check first saw the main thread gone (a raw exit) */
-static _Atomic int others_at_gone; /* the target's other threads still there then */
+static _Atomic int others_at_gone; /* threads of the target's still there when the main thread was first seen gone */
 static _Atomic int closely;      /* it may end unseen (strict mode) */
 static _Atomic uint64_t noted_ns; /* the last note that the target may be ending */
 static _Atomic uint64_t ending_ns; /* the last thread of the target's seen ending */
@@ -164,10 +162,8 @@ int lifetime_check(void)
     if (main_state(&state, &code) != 0 || (state != 'Z' && state != 'X'))
         return 0;
     int first_seen = !atomic_exchange(&main_ended, 1);
-    if (first_seen) { /* however it ended: watch closely from now on */
+    if (first_seen) /* however it ended: watch closely from now on */
         atomic_store(&noted_ns, now);
-        atomic_store(&main_gone_ns, now); /* thread ends from now on store ending_ns */
-    }
     int n = threads_now();
     if (first_seen && n > 1 + atomic_load(&shim_threads))
         atomic_store(&others_at_gone, 1); /* one of them will be the last thread to end */
@@ -175,8 +171,7 @@ int lifetime_check(void)
     if (n < 0 || n > 1 + atomic_load(&shim_threads))
         return 0;
     int raw = !atomic_load(&main_pthread_exit) && WIFEXITED(code);
-    if (raw && (atomic_load(&others_at_gone) ||
-                (atomic_load(&main_gone_ns) && atomic_load(&ending_ns) > atomic_load(&main_gone_ns))))
+    if (raw && atomic_load(&others_at_gone))
         code = 0; /* the process's status is its last thread's: one of the target's, after the main thread */
     char status[48] = "ok";
     if (WIFSIGNALED(code))
@@ -194,7 +189,6 @@ void lifetime_after_fork(void)
     atomic_store(&main_ended, 0);
     atomic_store(&main_pthread_exit, 0);
     atomic_store(&raw_exit_code, -1);
-    atomic_store(&main_gone_ns, 0);
     atomic_store(&others_at_gone, 0);
     atomic_store(&closely, 0);
     atomic_store(&shim_threads, 0);

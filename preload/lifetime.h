@@ -2,7 +2,8 @@
  * has ended (pthread_exit, or a raw exit: seccomp strict mode) and the last of the target's
  * threads is gone, the shim finishes the run and its threads end, so the process ends as it
  * would without them: glibc's exit(0) when the main thread left through pthread_exit, the main
- * thread's own status after a raw exit (the shim's threads end by the same raw exit). Never called from a signal handler. */
+ * thread's own status after a raw exit (the shim's threads end by the same raw exit). Never
+ * called from a signal handler. */
 #ifndef PERFSCOPE_LIFETIME_H
 #define PERFSCOPE_LIFETIME_H
 

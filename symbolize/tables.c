@@ -520,7 +520,7 @@ int tables_write(const struct profile *p, int top, char *err, size_t errlen)
     cJSON_AddItemToObject(root, "processes", processes_json(p));
     cJSON_AddItemToObject(root, "modules", modules_json(p, &a));
     cJSON_AddItemToObject(root, "warnings", cJSON_Duplicate(p->warnings, 1));
-    text = outfile_json_text(root, 1);
+    text = outfile_json_text(root);
     if (!text) {
         snprintf(err, errlen, "%s: out of memory printing profile.json", p->dir);
         goto out;

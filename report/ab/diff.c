@@ -418,7 +418,7 @@ int cmd_diff(int argc, char **argv)
         cJSON *extra = out ? stats_json(&d, st, &w) : NULL;
         char *text = NULL;
         if (extra && cJSON_AddItemToObject(out, "stats", extra))
-            text = outfile_json_text(out, 1);
+            text = outfile_json_text(out);
         else
             cJSON_Delete(extra);
         cJSON_Delete(out);

@@ -131,7 +131,7 @@ int cmd_fdiff(int argc, char **argv)
     }
     if (json) {
         cJSON *o = fd_json(&s, &r);
-        char *text = o ? outfile_json_text(o, 1) : NULL;
+        char *text = o ? outfile_json_text(o) : NULL;
         cJSON_Delete(o);
         if (!text) {
             report_fail("diff --profiles: out of memory");

@@ -245,7 +245,7 @@ static cJSON *arm_run_object(const char *dir, const struct proc_outcome *a, cons
     if (a->timed_out || !a->started)
         status = rstatus;
     else if (!shim || strcmp(shim, "unknown") == 0)
-        status = a->exited && (a->code == 127 || a->code == 126) ? "failed" : rstatus; /* never ran (runner.c) */
+        status = proc_never_ran(a) ? "failed" : rstatus;
     else if (strcmp(shim, "ok") == 0 && strcmp(rstatus, "ok") != 0)
         status = rstatus;
     if (status)

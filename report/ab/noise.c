@@ -256,7 +256,7 @@ int cmd_noise(int argc, char **argv)
         report_fail("%s: %s", argv[0], what);
         return REPORT_BAD_INPUT;
     }
-    char *text = outfile_json_text(out, 1);
+    char *text = outfile_json_text(out);
     cJSON_Delete(out);
     if (!text) {
         report_fail("%s: out of memory", argv[0]);

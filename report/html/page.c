@@ -3,7 +3,6 @@
  * outside the page. */
 #include "page.h"
 #include "assets.h"
-#include "outfile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +62,7 @@ void html_h2(struct html_page *p, const char *title)
  * or open a comment ("<!--"). */
 static void json_script(struct sbuf *b, const cJSON *data)
 {
-    char *s = data ? outfile_json_text(data, 0) : NULL;
+    char *s = data ? cJSON_PrintUnformatted(data) : NULL; /* made UTF-8 with the page (sbuf_take) */
     if (!s) {
         if (data)
             b->oom = 1;

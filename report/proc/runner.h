@@ -33,7 +33,8 @@ struct proc_cmd {
 struct proc_outcome {
     int pid;            /* the child's process id */
     int started;        /* fork and exec were attempted; 0: error says why not */
-    int exited, code;   /* a normal exit and its status (126: a file or cwd failed, 127: exec) */
+    int exited, code;   /* a normal exit and its status (126: the command found but not run, or a
+                         * file or cwd failed; 127: not found), proc_never_ran */
     int signaled, sig;
     int timed_out;      /* the limit was reached and the process group was killed */
     int interrupted;    /* *stop became nonzero and the process group was killed */
@@ -44,6 +45,14 @@ struct proc_outcome {
     long long start_ns, end_ns; /* CLOCK_MONOTONIC: before fork, after the reap */
     char error[256];
 };
+
+/* Whether the child never became the command: it exited 126 (found but not run: no execute
+ * permission, not an executable; or a file or cwd failed) or 127 (not found), as the shell and
+ * env(1) say. A command of the user's own that exits so is counted the same. */
+static inline int proc_never_ran(const struct proc_outcome *a)
+{
+    return a->exited && (a->code == 126 || a->code == 127);
+}
 
 /* Runs cmd; the paths in it are opened before the child changes to cwd. Stops it when
  * timeout_s passes (<= 0: no limit) or *stop (NULL: never) becomes nonzero. */

@@ -540,7 +540,7 @@ int cmd_record(int argc, char **argv)
     if (write_launcher(o.out, o.cmd, shim, &r, err, sizeof err) != 0)
         report_fail("record: %s", err);
     if (!shim_wrote(o.out)) {
-        if (!unmeasurable && !(r.exited && (r.code == 127 || r.code == 126)))
+        if (!unmeasurable && !proc_never_ran(&r))
             fprintf(stderr, "perfscope record: the shim did not load in %s (ld.so refused it, or a static "
                             "or setuid executable): nothing was measured\n", o.cmd[0]);
         fprintf(stderr, "perfscope record: nothing recorded -> %s\n", o.out);
